@@ -1,0 +1,66 @@
+//! Bounds-checked native-endian reads from mapped bytes. `None` means out of bounds; callers
+//! turn that into `Error::Corrupt` or `Error::Truncated`.
+
+#![forbid(unsafe_code)]
+
+pub fn u16_at(bytes: &[u8], off: usize) -> Option<u16> {
+    Some(u16::from_ne_bytes(
+        bytes.get(off..off.checked_add(2)?)?.try_into().ok()?,
+    ))
+}
+
+pub fn u32_at(bytes: &[u8], off: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(
+        bytes.get(off..off.checked_add(4)?)?.try_into().ok()?,
+    ))
+}
+
+pub fn u64_at(bytes: &[u8], off: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(
+        bytes.get(off..off.checked_add(8)?)?.try_into().ok()?,
+    ))
+}
+
+/// `len` bytes at `off`, with `off`/`len` given as u64 from a segment.
+pub fn slice_at(bytes: &[u8], off: u64, len: u64) -> Option<&[u8]> {
+    let off = usize::try_from(off).ok()?;
+    let len = usize::try_from(len).ok()?;
+    bytes.get(off..off.checked_add(len)?)
+}
+
+/// Appends native-endian fields to a segment under construction.
+#[derive(Default)]
+pub struct Encoder {
+    pub buf: Vec<u8>,
+}
+
+impl Encoder {
+    pub fn u16(&mut self, v: u16) {
+        self.buf.extend_from_slice(&v.to_ne_bytes());
+    }
+    pub fn u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_ne_bytes());
+    }
+    pub fn u64(&mut self, v: u64) {
+        self.buf.extend_from_slice(&v.to_ne_bytes());
+    }
+    pub fn bytes(&mut self, v: &[u8]) {
+        self.buf.extend_from_slice(v);
+    }
+    /// Pad with zeros to a multiple of `align`.
+    pub fn pad_to(&mut self, align: usize) {
+        let n = self.buf.len().next_multiple_of(align);
+        self.buf.resize(n, 0);
+    }
+    pub fn len(&self) -> u64 {
+        self.buf.len() as u64
+    }
+    /// Overwrite a u32 at `off` (for back-patching counts and offsets).
+    pub fn put_u32(&mut self, off: usize, v: u32) {
+        self.buf[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+    /// Overwrite a u64 at `off`.
+    pub fn put_u64(&mut self, off: usize, v: u64) {
+        self.buf[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+    }
+}

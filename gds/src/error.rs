@@ -1,0 +1,102 @@
+//! Typed errors. Every failure the store can meet on bad input, from a file or a caller, is one of
+//! these; nothing on those paths panics.
+
+use std::fmt;
+use std::io;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, in terms a PMIx server or client can act on.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file does not start with the rshm magic: not an rshm segment.
+    BadMagic,
+    /// The segment's format (or value format) is one this build does not read.
+    Version {
+        major: u16,
+        minor: u16,
+        value_format: u32,
+    },
+    /// The segment was written on a machine of the other byte order.
+    ByteOrder,
+    /// The segment's ready state is not set: its writer has not finished (or died writing it).
+    NotReady,
+    /// The file is shorter (or longer) than its header says.
+    Truncated { expected: u64, actual: u64 },
+    /// A structure inside the segment is inconsistent (an offset out of bounds, a bad count...).
+    Corrupt(&'static str),
+    /// The filesystem holding the store is full (ENOSPC, EDQUOT).
+    OutOfSpace,
+    /// No such namespace, key or value.
+    NotFound,
+    /// The caller passed something the store cannot take.
+    InvalidArgument(String),
+    /// Permission denied opening or creating a store file.
+    PermissionDenied,
+    /// Any other I/O failure, with the operation that failed.
+    Io { op: &'static str, source: io::Error },
+}
+
+impl Error {
+    /// Wrap an I/O error, mapping ENOSPC/EDQUOT/EACCES/EPERM to their typed variants.
+    pub fn io(op: &'static str, source: io::Error) -> Self {
+        match source.raw_os_error() {
+            Some(code) if code == rustix_errno::ENOSPC || code == rustix_errno::EDQUOT => {
+                Error::OutOfSpace
+            }
+            Some(code) if code == rustix_errno::EACCES || code == rustix_errno::EPERM => {
+                Error::PermissionDenied
+            }
+            _ => Error::Io { op, source },
+        }
+    }
+
+    /// True when the error says the thing asked for is absent (as opposed to broken).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Error::NotFound)
+    }
+}
+
+/// errno values we classify. Linux values on every architecture rshm targets.
+mod rustix_errno {
+    pub const EPERM: i32 = 1;
+    pub const EACCES: i32 = 13;
+    pub const ENOSPC: i32 = 28;
+    pub const EDQUOT: i32 = 122;
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::BadMagic => write!(f, "not an rshm segment (bad magic)"),
+            Error::Version { major, minor, value_format } => write!(
+                f,
+                "unsupported rshm format {major}.{minor} (value format {value_format}); this build reads {}.x, value format {}",
+                crate::layout::FORMAT_MAJOR,
+                crate::layout::VALUE_FORMAT
+            ),
+            Error::ByteOrder => write!(f, "rshm segment written with the other byte order"),
+            Error::NotReady => write!(f, "rshm segment not ready (writer unfinished or dead)"),
+            Error::Truncated { expected, actual } => {
+                write!(f, "rshm segment truncated: header says {expected} bytes, file has {actual}")
+            }
+            Error::Corrupt(what) => write!(f, "corrupt rshm segment: {what}"),
+            Error::OutOfSpace => write!(f, "no space left on the filesystem holding the rshm store"),
+            Error::NotFound => write!(f, "not found"),
+            Error::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
+            Error::PermissionDenied => write!(f, "permission denied on the rshm store"),
+            Error::Io { op, source } => write!(f, "{op}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

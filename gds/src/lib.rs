@@ -1,0 +1,58 @@
+//! rshm's store: the shared-memory data store ("GDS") for PMIx.
+//!
+//! One writer (the PMIx server) publishes immutable segments into a store directory; any number
+//! of readers in other processes map them read-only and look values up without locks or syscalls.
+//! The format is `docs/format.md`; the publication protocol is `docs/protocol.md`.
+//!
+//! Module map:
+//! - [`value`]: the PMIx value model, archived with rkyv and read in place.
+//! - [`layout`]: `#[repr(C)]` mirrors of the format's records, with const asserts.
+//! - [`protocol`]: the ordering-relevant atomic steps (what loom checks).
+//! - [`sync`]: the only place atomics come from (`--cfg gds_loom` switches to loom).
+//! - `raw`: the only `unsafe` code: mappings, atomics in mapped bytes, unchecked archive access,
+//!   epoch-protected snapshots.
+//! - `dir`: the store directory: naming, safe creation, ownership, sweeping dead stores.
+//! - `table`, `root`: encoding and lookup of the two immutable segment kinds.
+//! - `writer`, `reader`: the public store API.
+
+pub mod error;
+pub mod layout;
+pub mod protocol;
+pub mod sync;
+pub mod value;
+
+#[cfg(not(gds_loom))]
+mod bytes;
+#[cfg(not(gds_loom))]
+mod dir;
+#[cfg(not(gds_loom))]
+mod raw;
+#[cfg(not(gds_loom))]
+mod reader;
+#[cfg(not(gds_loom))]
+mod root;
+#[cfg(not(gds_loom))]
+mod segment;
+#[cfg(not(gds_loom))]
+mod table;
+#[cfg(not(gds_loom))]
+mod writer;
+
+pub use error::{Error, Result};
+pub use layout::Realm;
+pub use value::{ArchivedValue, DataArray, Info, Value};
+
+#[cfg(not(gds_loom))]
+pub use dir::{default_base_dir, sweep_dead_stores, Ownership, SweepReport};
+#[cfg(not(gds_loom))]
+pub use reader::{Pin, Reader, ReaderStats};
+#[cfg(not(gds_loom))]
+pub use table::TableBuilder;
+#[cfg(not(gds_loom))]
+pub use writer::{StoreOptions, Transaction, Writer};
+
+/// Table part numbers of a namespace (format.md section 5, `part`).
+pub mod part {
+    /// The namespace's data table.
+    pub const DATA: u32 = 0;
+}

@@ -1,0 +1,39 @@
+//! The publication protocol: every ordering-relevant atomic operation of the store, one function
+//! per numbered step of docs/protocol.md. Nothing else in the crate orders memory between the
+//! writer and readers, so this is what loom-tests model-checks.
+//!
+//! The writer never loads a word it publishes (it keeps private copies of its counters), which
+//! also keeps loom from silently skipping interleavings (see ../shared crates notes, loom#392).
+
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+
+/// The header `state` value of a finished segment (format.md section 3).
+pub const STATE_READY: u32 = 0x5944_4552;
+/// The header `state` value of a segment still being written.
+pub const STATE_BUILDING: u32 = 0;
+
+/// P2 (writer): every byte of the segment has been written; make the segment ready.
+///
+/// Release: a reader that observes `STATE_READY` with Acquire (R3) also observes every byte
+/// written before this store.
+pub fn mark_ready(state: &AtomicU32) {
+    state.store(STATE_READY, Ordering::Release);
+}
+
+/// R3 (reader): is the segment complete? Pairs with P2.
+pub fn is_ready(state: &AtomicU32) -> bool {
+    state.load(Ordering::Acquire) == STATE_READY
+}
+
+/// P4 (writer): make root generation `gen` the store's current one.
+///
+/// Release: a reader that loads `gen` with Acquire (R1) observes the root file and every table
+/// it names complete (P2 of those files happened before this store in the writer's order).
+pub fn publish_root(root_gen: &AtomicU64, gen: u64) {
+    root_gen.store(gen, Ordering::Release);
+}
+
+/// R1 (reader): the current root generation (0: nothing published yet). Pairs with P4.
+pub fn current_root(root_gen: &AtomicU64) -> u64 {
+    root_gen.load(Ordering::Acquire)
+}

@@ -1,0 +1,212 @@
+//! The only `unsafe` code of the crate. Everything here is small and exposes a safe API whose
+//! soundness this module argues for; the rest of the crate is `forbid(unsafe_code)`.
+//!
+//! The rule every mapping here relies on (memmap2's caveat): a mapped file modified or truncated
+//! by another process changes memory under Rust references. rshm's writer never writes, resizes
+//! or truncates a file after it is published (format.md section 1) and files are private to the
+//! store's owner (mode 0600/0640), so the mapped bytes of a published segment are immutable for
+//! as long as a reader holds them. The one mutable shared word, the anchor's `root_gen`, and the
+//! header `state` words are only ever accessed as atomics.
+
+use std::os::fd::AsFd;
+use std::sync::Arc;
+
+use crossbeam_epoch::{Atomic, Guard, Owned};
+use memmap2::{Mmap, MmapMut, MmapOptions};
+
+use crate::error::{Error, Result};
+use crate::layout::{Entry, VALUE_ALIGN};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::value::ArchivedValue;
+
+/// A read-only, shared mapping of a whole published segment file.
+pub struct RoMap(Mmap);
+
+impl RoMap {
+    /// Map `len` bytes of `fd` with PROT_READ, MAP_SHARED.
+    pub fn map(fd: impl AsFd, len: u64) -> Result<RoMap> {
+        let len = usize::try_from(len).map_err(|_| Error::Corrupt("segment larger than memory"))?;
+        if len == 0 {
+            return Err(Error::Truncated {
+                expected: 1,
+                actual: 0,
+            });
+        }
+        // SAFETY: the file is an rshm segment that the caller checked is `len` bytes long; its
+        // published bytes are never modified or truncated (module docs), so the `&[u8]` the map
+        // derefs to stays valid and unchanging for the life of the mapping. PROT_READ means
+        // nothing in this process can write through it.
+        let map = unsafe { MmapOptions::new().len(len).map(&fd.as_fd()) }
+            .map_err(|e| Error::io("mmap segment", e))?;
+        Ok(RoMap(map))
+    }
+
+    /// The mapped bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// Start address, for diagnostics (the `rshm-` mapping in /proc/self/maps).
+    pub fn addr(&self) -> usize {
+        self.0.as_ptr() as usize
+    }
+}
+
+/// A read-write, shared mapping of a segment the writer is building (or of the anchor).
+pub struct RwMap(MmapMut);
+
+impl RwMap {
+    /// Map `len` bytes of `fd` with PROT_READ|PROT_WRITE, MAP_SHARED.
+    pub fn map(fd: impl AsFd, len: u64) -> Result<RwMap> {
+        let len =
+            usize::try_from(len).map_err(|_| Error::InvalidArgument("segment too large".into()))?;
+        // SAFETY: only the store's single writer maps its files writable, and it only writes
+        // bytes no reader can see yet (unpublished) or words it accesses atomically; the file was
+        // sized (fallocate) to at least `len` before mapping, so no access faults past EOF.
+        let map = unsafe { MmapOptions::new().len(len).map_mut(&fd.as_fd()) }
+            .map_err(|e| Error::io("mmap segment for writing", e))?;
+        Ok(RwMap(map))
+    }
+
+    /// The mapped bytes, for filling an unpublished segment.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+
+    /// The mapped bytes, read-only.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// The atomic u32 at `off` of `bytes` (a mapping), or `None` if out of bounds or misaligned.
+pub fn atomic_u32(bytes: &[u8], off: usize) -> Option<&AtomicU32> {
+    let end = off.checked_add(4)?;
+    let word = bytes.get(off..end)?;
+    let ptr = word.as_ptr();
+    if !(ptr as usize).is_multiple_of(core::mem::align_of::<AtomicU32>()) {
+        return None;
+    }
+    // SAFETY: `ptr` points to 4 in-bounds, suitably aligned bytes that live as long as `bytes`.
+    // AtomicU32 has the size and bit validity of u32, every bit pattern is valid, and shared
+    // words of a segment are only ever accessed atomically by every process (module docs). A
+    // plain atomic load is a plain load on the architectures rshm supports, so it is valid on
+    // a PROT_READ mapping; readers never store through it.
+    Some(unsafe { &*(ptr as *const AtomicU32) })
+}
+
+/// The atomic u64 at `off` of `bytes` (a mapping), or `None` if out of bounds or misaligned.
+pub fn atomic_u64(bytes: &[u8], off: usize) -> Option<&AtomicU64> {
+    let end = off.checked_add(8)?;
+    let word = bytes.get(off..end)?;
+    let ptr = word.as_ptr();
+    if !(ptr as usize).is_multiple_of(core::mem::align_of::<AtomicU64>()) {
+        return None;
+    }
+    // SAFETY: as in `atomic_u32`, for 8 aligned in-bounds bytes.
+    Some(unsafe { &*(ptr as *const AtomicU64) })
+}
+
+/// The values of a table, validated once with rkyv's bytecheck; reads after that are unchecked.
+///
+/// Holds the mapping, so the values it hands out live as long as it does.
+pub struct ValidatedValues {
+    map: Arc<RoMap>,
+    entries_off: usize,
+    entry_count: usize,
+}
+
+impl ValidatedValues {
+    /// Validate the value of every one of the `entry_count` Entry records at `entries_off`.
+    /// The caller has checked that the entry region lies inside the mapping.
+    pub fn validate(map: Arc<RoMap>, entries_off: usize, entry_count: usize) -> Result<Self> {
+        let this = ValidatedValues {
+            map,
+            entries_off,
+            entry_count,
+        };
+        for i in 0..entry_count {
+            let bytes = this
+                .value_bytes(i)
+                .ok_or(Error::Corrupt("value out of bounds"))?;
+            rkyv::access::<ArchivedValue, rkyv::rancor::Failure>(bytes)
+                .map_err(|_| Error::Corrupt("value fails validation"))?;
+        }
+        Ok(this)
+    }
+
+    /// The exact archive bytes of entry `i`, if its offset and length are sane.
+    fn value_bytes(&self, i: usize) -> Option<&[u8]> {
+        if i >= self.entry_count {
+            return None;
+        }
+        let rec = self
+            .entries_off
+            .checked_add(i.checked_mul(size_of::<Entry>())?)?;
+        let bytes = self.map.bytes();
+        let len = crate::bytes::u32_at(bytes, rec + core::mem::offset_of!(Entry, value_len))?;
+        let off = crate::bytes::u64_at(bytes, rec + core::mem::offset_of!(Entry, value_off))?;
+        let off = usize::try_from(off).ok()?;
+        if off % VALUE_ALIGN != 0 || len == 0 {
+            return None;
+        }
+        bytes.get(off..off.checked_add(len as usize)?)
+    }
+
+    /// The archived value of entry `i` (`None` only for `i` out of range).
+    pub fn value(&self, i: usize) -> Option<&ArchivedValue> {
+        let bytes = self.value_bytes(i)?;
+        // SAFETY: `validate` ran rkyv's full bytecheck over exactly these bytes (the entry
+        // record and the value bytes are in the same immutable mapping, so reading them again
+        // yields the same range), and the range is 16-aligned inside a page-aligned mapping.
+        Some(unsafe { rkyv::access_unchecked::<ArchivedValue>(bytes) })
+    }
+
+    /// The mapping the values live in.
+    pub fn map(&self) -> &Arc<RoMap> {
+        &self.map
+    }
+}
+
+/// A snapshot pointer that readers load lock-free while one thread replaces it; a replaced
+/// snapshot is dropped only after every thread that could still see it has unpinned
+/// (crossbeam-epoch). Protocol steps C1/C2 of docs/protocol.md.
+pub struct SnapshotCell<T: Send + Sync + 'static> {
+    ptr: Atomic<T>,
+}
+
+impl<T: Send + Sync + 'static> SnapshotCell<T> {
+    pub fn new(value: T) -> Self {
+        SnapshotCell {
+            ptr: Atomic::new(value),
+        }
+    }
+
+    /// C2 (reader): the current snapshot, valid while `guard` is pinned.
+    pub fn load<'g>(&self, guard: &'g Guard) -> &'g T {
+        let shared = self.ptr.load(Ordering::Acquire, guard);
+        // SAFETY: the pointer is never null (set in `new`, replaced only by non-null values) and
+        // the pointee is destroyed only through `defer_destroy` after every guard pinned when it
+        // was unlinked has been dropped, so it outlives `'g`.
+        unsafe { shared.deref() }
+    }
+
+    /// C1 (the thread moving to a newer generation): publish `value` and retire the old one.
+    pub fn replace(&self, value: T, guard: &Guard) {
+        let old = self.ptr.swap(Owned::new(value), Ordering::AcqRel, guard);
+        // SAFETY: `old` is now unreachable from `self`; threads that loaded it before the swap
+        // hold guards, and crossbeam-epoch runs the destructor only after they are all unpinned.
+        unsafe { guard.defer_destroy(old) };
+    }
+}
+
+impl<T: Send + Sync + 'static> Drop for SnapshotCell<T> {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self` means no thread can load the pointer any more, and no guard
+        // obtained through `load` outlives the cell's borrow; the pointer is non-null and owned.
+        unsafe {
+            let guard = crossbeam_epoch::unprotected();
+            drop(self.ptr.load(Ordering::Relaxed, guard).into_owned());
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! The reader: any number per store, in any process, mapping segments read-only.
+//!
+//! A [`Reader`] holds a snapshot of one root generation and the tables it has mapped so far.
+//! Threads read through a [`Pin`] (a crossbeam-epoch guard) with no lock; when the anchor names
+//! a newer generation, one thread builds the next snapshot (carrying over unchanged tables) and
+//! swaps it in; the old one is dropped, and its mappings released, only once no pinned thread
+//! can still see it (docs/protocol.md C1/C2).
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+use crate::dir::StoreDir;
+use crate::error::{Error, Result};
+use crate::layout::{Kind, Realm, ROOT_GEN_OFF};
+use crate::protocol;
+use crate::raw::{atomic_u64, RoMap, SnapshotCell};
+use crate::root::RootView;
+use crate::segment::{self, root_name, table_name, ANCHOR_NAME};
+use crate::table::TableView;
+use crate::value::ArchivedValue;
+
+/// Environment variable naming the store directory a client attaches to.
+pub const ENV_STORE: &str = "RSHM_STORE";
+
+/// How often a reader retries when the writer unlinks a generation between our load of the
+/// anchor and our open of the file (it means a newer one is already published).
+const STALE_RETRIES: usize = 64;
+
+/// A pinned thread: values borrowed through it stay valid until it is dropped.
+pub struct Pin(crossbeam_epoch::Guard);
+
+/// One generation of the store as this process sees it.
+struct Snapshot {
+    gen: u64,
+    root: Option<RootView>,
+    /// Lazily mapped tables, one slot per root reference.
+    tables: Box<[OnceLock<Arc<TableView>>]>,
+}
+
+/// Counters for diagnostics (`rshm` CLI, benches).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReaderStats {
+    /// Root generation of the current snapshot.
+    pub generation: u64,
+    /// Bytes of segments mapped by the current snapshot.
+    pub mapped_bytes: usize,
+    /// Tables mapped by the current snapshot.
+    pub mapped_tables: usize,
+}
+
+/// A read-only view of a store.
+pub struct Reader {
+    dir: StoreDir,
+    anchor: RoMap,
+    current: SnapshotCell<Snapshot>,
+    refresh_lock: Mutex<()>,
+}
+
+/// Internal: a lookup failed because the generation it used is gone (unlinked).
+enum Miss {
+    Stale,
+    Err(Error),
+}
+
+impl From<Error> for Miss {
+    fn from(e: Error) -> Self {
+        Miss::Err(e)
+    }
+}
+
+impl Snapshot {
+    fn empty() -> Snapshot {
+        Snapshot {
+            gen: 0,
+            root: None,
+            tables: Box::new([]),
+        }
+    }
+
+    /// Load root generation `gen`, reusing the already mapped tables of `prev` that it still names.
+    fn load(
+        dir: &StoreDir,
+        gen: u64,
+        prev: Option<&Snapshot>,
+    ) -> std::result::Result<Snapshot, Miss> {
+        if gen == 0 {
+            return Ok(Snapshot::empty());
+        }
+        let (map, _) = match segment::open(dir, &root_name(gen), Kind::Root) {
+            Ok(m) => m,
+            Err(Error::NotFound) => return Err(Miss::Stale),
+            Err(e) => return Err(Miss::Err(e)),
+        };
+        let root = RootView::new(map)?;
+        let mut keep: HashMap<(u32, u32, u64), Arc<TableView>> = HashMap::new();
+        if let Some(prev) = prev {
+            if let Some(proot) = &prev.root {
+                for (i, slot) in prev.tables.iter().enumerate() {
+                    if let (Some(t), Some(r)) = (slot.get(), proot.get(i)) {
+                        keep.insert((r.nsid, r.part, r.table_gen), t.clone());
+                    }
+                }
+            }
+        }
+        let tables: Box<[OnceLock<Arc<TableView>>]> = (0..root.len())
+            .map(|i| {
+                let cell = OnceLock::new();
+                if let Some(t) = root
+                    .get(i)
+                    .and_then(|r| keep.get(&(r.nsid, r.part, r.table_gen)))
+                {
+                    let _ = cell.set(t.clone());
+                }
+                cell
+            })
+            .collect();
+        Ok(Snapshot {
+            gen,
+            root: Some(root),
+            tables,
+        })
+    }
+
+    fn table(&self, dir: &StoreDir, ns: &str, part: u32) -> std::result::Result<&TableView, Miss> {
+        let root = self.root.as_ref().ok_or(Error::NotFound)?;
+        let i = root.find(ns, part).ok_or(Error::NotFound)?;
+        let slot = &self.tables[i];
+        if let Some(t) = slot.get() {
+            return Ok(t);
+        }
+        let r = root.get(i).ok_or(Error::Corrupt("root reference"))?;
+        let (map, _) =
+            match segment::open(dir, &table_name(r.nsid, r.part, r.table_gen), Kind::Table) {
+                Ok(m) => m,
+                Err(Error::NotFound) => return Err(Miss::Stale),
+                Err(e) => return Err(Miss::Err(e)),
+            };
+        let view = Arc::new(TableView::new(map)?);
+        // Another thread may have won the race; either view is equally valid.
+        Ok(slot.get_or_init(|| view))
+    }
+}
+
+impl Reader {
+    /// Attach to the store at `path` (a store directory).
+    pub fn attach(path: &Path) -> Result<Reader> {
+        let dir = StoreDir::open(path)?;
+        let (anchor, _) = segment::open(&dir, ANCHOR_NAME, Kind::Anchor)?;
+        let anchor = Arc::try_unwrap(anchor).map_err(|_| Error::Corrupt("anchor shared"))?;
+        let reader = Reader {
+            dir,
+            anchor,
+            current: SnapshotCell::new(Snapshot::empty()),
+            refresh_lock: Mutex::new(()),
+        };
+        reader.refresh()?;
+        Ok(reader)
+    }
+
+    /// Attach to the store named by `$RSHM_STORE` (set by the server at setup_fork).
+    pub fn attach_from_env() -> Result<Reader> {
+        let path = std::env::var_os(ENV_STORE).ok_or(Error::NotFound)?;
+        Reader::attach(Path::new(&path))
+    }
+
+    /// The store directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Pin the calling thread. Hold the pin across many gets; values borrowed through it stay
+    /// mapped until it is dropped, even if the store moves on.
+    pub fn pin(&self) -> Pin {
+        Pin(crossbeam_epoch::pin())
+    }
+
+    fn published_gen(&self) -> u64 {
+        match atomic_u64(self.anchor.bytes(), ROOT_GEN_OFF) {
+            // R1
+            Some(word) => protocol::current_root(word),
+            None => 0,
+        }
+    }
+
+    /// Move to the newest published generation if there is one. Returns whether it moved.
+    pub fn refresh(&self) -> Result<bool> {
+        let pin = self.pin();
+        self.refresh_pinned(&pin)
+    }
+
+    fn refresh_pinned(&self, pin: &Pin) -> Result<bool> {
+        let _only_one = self.refresh_lock.lock();
+        for _ in 0..STALE_RETRIES {
+            let gen = self.published_gen();
+            let cur = self.current.load(&pin.0);
+            if gen == cur.gen {
+                return Ok(false);
+            }
+            match Snapshot::load(&self.dir, gen, Some(cur)) {
+                Ok(snap) => {
+                    self.current.replace(snap, &pin.0);
+                    return Ok(true);
+                }
+                Err(Miss::Stale) => continue,
+                Err(Miss::Err(e)) => return Err(e),
+            }
+        }
+        Err(Error::NotReady)
+    }
+
+    /// The snapshot for a get: the current one, after moving to a newer generation if the anchor
+    /// names one.
+    fn snapshot<'p>(&self, pin: &'p Pin) -> Result<&'p Snapshot> {
+        let snap = self.current.load(&pin.0);
+        if snap.gen == self.published_gen() {
+            return Ok(snap);
+        }
+        self.refresh_pinned(pin)?;
+        Ok(self.current.load(&pin.0))
+    }
+
+    /// The value of `key` in `realm` of table `part` of namespace `ns`.
+    pub fn get<'p>(
+        &self,
+        pin: &'p Pin,
+        ns: &str,
+        part: u32,
+        realm: Realm,
+        key: &str,
+    ) -> Result<&'p ArchivedValue> {
+        let table = self.table(pin, ns, part)?;
+        table.get(realm, key).ok_or(Error::NotFound)
+    }
+
+    /// The mapped table `part` of namespace `ns` in the current generation.
+    pub fn table<'p>(&self, pin: &'p Pin, ns: &str, part: u32) -> Result<&'p TableView> {
+        let mut snap = self.snapshot(pin)?;
+        for _ in 0..STALE_RETRIES {
+            match snap.table(&self.dir, ns, part) {
+                Ok(t) => return Ok(t),
+                Err(Miss::Err(e)) => return Err(e),
+                Err(Miss::Stale) => {
+                    self.refresh_pinned(pin)?;
+                    snap = self.current.load(&pin.0);
+                }
+            }
+        }
+        // The generation did not move, yet the file it names stays missing: someone removed it.
+        Err(Error::Corrupt(
+            "a table named by the current root is missing",
+        ))
+    }
+
+    /// Namespaces (with their parts) of the current generation.
+    pub fn namespaces(&self, pin: &Pin) -> Result<Vec<(String, u32)>> {
+        let snap = self.snapshot(pin)?;
+        let Some(root) = &snap.root else {
+            return Ok(Vec::new());
+        };
+        Ok((0..root.len())
+            .filter_map(|i| root.get(i))
+            .map(|r| (String::from_utf8_lossy(r.name).into_owned(), r.part))
+            .collect())
+    }
+
+    /// Diagnostics of the current snapshot.
+    pub fn stats(&self) -> ReaderStats {
+        let pin = self.pin();
+        let snap = self.current.load(&pin.0);
+        let tables: Vec<&Arc<TableView>> = snap.tables.iter().filter_map(|t| t.get()).collect();
+        ReaderStats {
+            generation: snap.gen,
+            mapped_tables: tables.len(),
+            mapped_bytes: tables.iter().map(|t| t.mapped_len()).sum(),
+        }
+    }
+}

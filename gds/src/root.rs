@@ -1,0 +1,171 @@
+//! Root segments (format.md section 5): which table file holds each (namespace, part) in one
+//! generation of the store.
+
+#![forbid(unsafe_code)]
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::bytes::{slice_at, u32_at, u64_at, Encoder};
+use crate::error::{Error, Result};
+use crate::layout::{key_hash, Kind, TableRef, HEADER_LEN, MAX_NSPACE_LEN, REGION_ALIGN};
+use crate::raw::RoMap;
+use crate::segment::encode_header;
+
+/// One table of the store, as the writer tracks it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefSpec {
+    pub name: String,
+    pub nsid: u32,
+    pub part: u32,
+    pub table_gen: u64,
+}
+
+fn sort_key(name: &str, part: u32) -> (u64, &[u8], u32) {
+    (key_hash(name.as_bytes()), name.as_bytes(), part)
+}
+
+/// Encode a root segment for `refs` (any order; sorted here).
+pub fn encode(generation: u64, refs: &[RefSpec]) -> Result<Vec<u8>> {
+    let mut refs: Vec<&RefSpec> = refs.iter().collect();
+    refs.sort_by(|a, b| sort_key(&a.name, a.part).cmp(&sort_key(&b.name, b.part)));
+    let mut enc = Encoder::default();
+    encode_header(&mut enc, Kind::Root, generation, 0);
+    enc.u32(refs.len() as u32);
+    enc.u32(0);
+    let refs_off = (HEADER_LEN + 32) as u64;
+    let names_off = refs_off + (refs.len() * size_of::<TableRef>()) as u64;
+    enc.u64(refs_off);
+    enc.u64(names_off);
+    let names_len_at = enc.buf.len();
+    enc.u64(0);
+    let mut name_off = 0u32;
+    for r in &refs {
+        if r.name.is_empty() || r.name.len() > MAX_NSPACE_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "bad namespace name {:?}",
+                r.name
+            )));
+        }
+        enc.u64(key_hash(r.name.as_bytes()));
+        enc.u32(name_off);
+        enc.u32(r.name.len() as u32);
+        enc.u32(r.nsid);
+        enc.u32(r.part);
+        enc.u64(r.table_gen);
+        name_off += r.name.len() as u32;
+    }
+    for r in &refs {
+        enc.bytes(r.name.as_bytes());
+    }
+    enc.put_u64(names_len_at, name_off as u64);
+    enc.pad_to(REGION_ALIGN);
+    let total = enc.len();
+    enc.put_u64(32, total);
+    Ok(enc.buf)
+}
+
+/// A mapped, validated root.
+pub struct RootView {
+    map: Arc<RoMap>,
+    count: usize,
+    refs_off: usize,
+    names_off: u64,
+    names_len: u64,
+}
+
+/// One reference read from a root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefView<'a> {
+    pub name: &'a [u8],
+    pub nsid: u32,
+    pub part: u32,
+    pub table_gen: u64,
+}
+
+const REF: usize = size_of::<TableRef>();
+
+impl RootView {
+    /// Validate a mapped root segment whose common header was already checked.
+    pub fn new(map: Arc<RoMap>) -> Result<RootView> {
+        let b = map.bytes();
+        let bad = || Error::Corrupt("root header");
+        let count = u32_at(b, HEADER_LEN).ok_or_else(bad)? as usize;
+        let refs_off = u64_at(b, HEADER_LEN + 8).ok_or_else(bad)?;
+        let names_off = u64_at(b, HEADER_LEN + 16).ok_or_else(bad)?;
+        let names_len = u64_at(b, HEADER_LEN + 24).ok_or_else(bad)?;
+        if count > 0
+            && (refs_off % REGION_ALIGN as u64 != 0
+                || slice_at(b, refs_off, (count * REF) as u64).is_none())
+        {
+            return Err(Error::Corrupt("root references out of bounds"));
+        }
+        slice_at(b, names_off, names_len).ok_or(Error::Corrupt("root names out of bounds"))?;
+        let view = RootView {
+            count,
+            refs_off: refs_off as usize,
+            names_off,
+            names_len,
+            map,
+        };
+        let b = view.map.bytes();
+        let mut prev: Option<(u64, Vec<u8>, u32)> = None;
+        for i in 0..count {
+            let r = view.get(i).ok_or(Error::Corrupt("root reference"))?;
+            let stored =
+                u64_at(b, view.refs_off + i * REF).ok_or(Error::Corrupt("root reference"))?;
+            if stored != key_hash(r.name) {
+                return Err(Error::Corrupt("root name hash"));
+            }
+            let key = (stored, r.name.to_vec(), r.part);
+            if prev.as_ref().is_some_and(|p| *p >= key) {
+                return Err(Error::Corrupt("root references not sorted"));
+            }
+            prev = Some(key);
+        }
+        Ok(view)
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Reference `i`, or `None` if its name is out of bounds.
+    pub fn get(&self, i: usize) -> Option<RefView<'_>> {
+        if i >= self.count {
+            return None;
+        }
+        let b = self.map.bytes();
+        let rec = self.refs_off + i * REF;
+        let name_off = u32_at(b, rec + 8)? as u64;
+        let name_len = u32_at(b, rec + 12)? as u64;
+        if name_len == 0 || name_len > MAX_NSPACE_LEN as u64 || name_off + name_len > self.names_len
+        {
+            return None;
+        }
+        Some(RefView {
+            name: slice_at(b, self.names_off + name_off, name_len)?,
+            nsid: u32_at(b, rec + 16)?,
+            part: u32_at(b, rec + 20)?,
+            table_gen: u64_at(b, rec + 24)?,
+        })
+    }
+
+    /// Index of (`name`, `part`), by binary search on (hash, name, part).
+    pub fn find(&self, name: &str, part: u32) -> Option<usize> {
+        let want = (key_hash(name.as_bytes()), name.as_bytes(), part);
+        let b = self.map.bytes();
+        let (mut lo, mut hi) = (0usize, self.count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let hash = u64_at(b, self.refs_off + mid * REF)?;
+            let r = self.get(mid)?;
+            match (hash, r.name, r.part).cmp(&want) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+}

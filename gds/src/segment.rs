@@ -1,0 +1,139 @@
+//! Segment files: encoding and checking the common header (format.md section 3), creating a
+//! segment (reserve, map, fill, mark ready: protocol steps P1/P2) and opening one (R2/R3).
+
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use crate::bytes::{u16_at, u32_at, u64_at, Encoder};
+use crate::dir::{Ownership, StoreDir};
+use crate::error::{Error, Result};
+use crate::layout::{
+    Header, Kind, BYTE_ORDER_MARK, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, MAGIC, STATE_OFF,
+    VALUE_FORMAT,
+};
+use crate::protocol;
+use crate::raw::{atomic_u32, RoMap, RwMap};
+
+/// Append a common header (state BUILDING) to an empty encoder.
+pub fn encode_header(enc: &mut Encoder, kind: Kind, generation: u64, total_len: u64) {
+    debug_assert!(enc.buf.is_empty());
+    enc.bytes(&MAGIC);
+    enc.u16(FORMAT_MAJOR);
+    enc.u16(FORMAT_MINOR);
+    enc.u32(BYTE_ORDER_MARK);
+    enc.u32(kind as u32);
+    enc.u32(protocol::STATE_BUILDING);
+    enc.u64(generation);
+    enc.u64(total_len);
+    enc.u32(HEADER_LEN as u32);
+    enc.u32(VALUE_FORMAT);
+    enc.u32(rustix::process::getpid().as_raw_nonzero().get() as u32);
+    enc.u32(rustix::process::geteuid().as_raw());
+    enc.u64(0);
+    debug_assert_eq!(enc.buf.len(), HEADER_LEN);
+}
+
+/// Check the common header of `bytes` (a whole mapped file) against format.md section 3.
+pub fn check_header(bytes: &[u8], kind: Kind) -> Result<Header> {
+    let actual = bytes.len() as u64;
+    if bytes.len() < HEADER_LEN {
+        return Err(Error::Truncated {
+            expected: HEADER_LEN as u64,
+            actual,
+        });
+    }
+    if bytes[..8] != MAGIC {
+        return Err(Error::BadMagic);
+    }
+    let field = |off| u32_at(bytes, off).unwrap_or(0);
+    let field64 = |off| u64_at(bytes, off).unwrap_or(0);
+    let h = Header {
+        magic: MAGIC,
+        format_major: u16_at(bytes, 8).unwrap_or(0),
+        format_minor: u16_at(bytes, 10).unwrap_or(0),
+        byte_order: field(12),
+        kind: field(16),
+        state: 0,
+        generation: field64(24),
+        total_len: field64(32),
+        header_len: field(40),
+        value_format: field(44),
+        writer_pid: field(48),
+        writer_uid: field(52),
+        reserved: 0,
+    };
+    if h.byte_order != BYTE_ORDER_MARK {
+        return Err(Error::ByteOrder);
+    }
+    if h.format_major != FORMAT_MAJOR || h.value_format != VALUE_FORMAT {
+        return Err(Error::Version {
+            major: h.format_major,
+            minor: h.format_minor,
+            value_format: h.value_format,
+        });
+    }
+    if h.kind != kind as u32 {
+        return Err(Error::Corrupt("segment of another kind"));
+    }
+    if h.header_len as usize != HEADER_LEN {
+        return Err(Error::Corrupt("header length"));
+    }
+    if h.total_len != actual {
+        return Err(Error::Truncated {
+            expected: h.total_len,
+            actual,
+        });
+    }
+    let state = atomic_u32(bytes, STATE_OFF).ok_or(Error::Corrupt("state word"))?;
+    if !protocol::is_ready(state) {
+        return Err(Error::NotReady);
+    }
+    Ok(h)
+}
+
+/// Create segment file `name` holding `contents` (whose header says BUILDING), then mark it
+/// ready. Protocol P1 (reserve + fill an unreachable file) and P2 (Release the ready state).
+/// On any error the file is removed: nothing partial is left for anyone to find.
+pub fn create(dir: &StoreDir, name: &str, contents: &[u8], own: Ownership) -> Result<RwMap> {
+    let len = contents.len() as u64;
+    let fd = dir.create_file(name, len, own)?;
+    let result = (|| {
+        let mut map = RwMap::map(&fd, len)?;
+        map.bytes_mut().copy_from_slice(contents);
+        let state = atomic_u32(map.bytes(), STATE_OFF).ok_or(Error::Corrupt("state word"))?;
+        protocol::mark_ready(state);
+        Ok(map)
+    })();
+    if result.is_err() {
+        let _ = dir.unlink(name);
+    }
+    result
+}
+
+/// Open and map segment file `name`, checking its header. Protocol R2/R3.
+pub fn open(dir: &StoreDir, name: &str, kind: Kind) -> Result<(Arc<RoMap>, Header)> {
+    let (fd, size) = dir.open_file(name)?;
+    if size < HEADER_LEN as u64 {
+        return Err(Error::Truncated {
+            expected: HEADER_LEN as u64,
+            actual: size,
+        });
+    }
+    let map = RoMap::map(&fd, size)?;
+    let header = check_header(map.bytes(), kind)?;
+    Ok((Arc::new(map), header))
+}
+
+/// File name of root generation `gen`.
+pub fn root_name(gen: u64) -> String {
+    format!("rshm-root-{gen:016x}")
+}
+
+/// File name of table (`nsid`, `part`) generation `gen`.
+pub fn table_name(nsid: u32, part: u32, gen: u64) -> String {
+    format!("rshm-tbl-{nsid:08x}-{part:02x}-{gen:016x}")
+}
+
+/// File name of the anchor.
+pub const ANCHOR_NAME: &str = "rshm-anchor";

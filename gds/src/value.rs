@@ -1,0 +1,407 @@
+//! The PMIx value model: every storable `pmix_value_t` type of the PMIx v5 standard (3.2.8, 3.3),
+//! archived with rkyv and read in place from the mapping.
+//!
+//! Not stored (format.md section 7): process-local pointers (`PMIX_POINTER`, `PMIX_TOPO`,
+//! `PMIX_DATA_BUFFER`) and the statistics structs, which are query results.
+//!
+//! Enumerated PMIx types (`pmix_scope_t`, `pmix_proc_state_t`, ...) keep their C integer width and
+//! raw value: the store does not interpret them, and a value it does not know must round-trip.
+
+use rkyv::{Archive, Deserialize, Serialize};
+
+/// PMIx data type codes (`pmix_data_type_t`), as in the standard and Debian's pmix_common.h
+/// (checked against the header by the C ABI tests).
+pub mod types {
+    pub const UNDEF: u16 = 0;
+    pub const BOOL: u16 = 1;
+    pub const BYTE: u16 = 2;
+    pub const STRING: u16 = 3;
+    pub const SIZE: u16 = 4;
+    pub const PID: u16 = 5;
+    pub const INT: u16 = 6;
+    pub const INT8: u16 = 7;
+    pub const INT16: u16 = 8;
+    pub const INT32: u16 = 9;
+    pub const INT64: u16 = 10;
+    pub const UINT: u16 = 11;
+    pub const UINT8: u16 = 12;
+    pub const UINT16: u16 = 13;
+    pub const UINT32: u16 = 14;
+    pub const UINT64: u16 = 15;
+    pub const FLOAT: u16 = 16;
+    pub const DOUBLE: u16 = 17;
+    pub const TIMEVAL: u16 = 18;
+    pub const TIME: u16 = 19;
+    pub const STATUS: u16 = 20;
+    pub const VALUE: u16 = 21;
+    pub const PROC: u16 = 22;
+    pub const INFO: u16 = 24;
+    pub const BYTE_OBJECT: u16 = 27;
+    pub const PERSIST: u16 = 30;
+    pub const SCOPE: u16 = 32;
+    pub const DATA_RANGE: u16 = 33;
+    pub const DATA_TYPE: u16 = 36;
+    pub const PROC_STATE: u16 = 37;
+    pub const PROC_INFO: u16 = 38;
+    pub const DATA_ARRAY: u16 = 39;
+    pub const PROC_RANK: u16 = 40;
+    pub const COMPRESSED_STRING: u16 = 42;
+    pub const ALLOC_DIRECTIVE: u16 = 43;
+    pub const IOF_CHANNEL: u16 = 45;
+    pub const ENVAR: u16 = 46;
+    pub const COORD: u16 = 47;
+    pub const REGEX: u16 = 49;
+    pub const JOB_STATE: u16 = 50;
+    pub const LINK_STATE: u16 = 51;
+    pub const PROC_CPUSET: u16 = 52;
+    pub const GEOMETRY: u16 = 53;
+    pub const DEVICE_DIST: u16 = 54;
+    pub const ENDPOINT: u16 = 55;
+    pub const DEVTYPE: u16 = 57;
+    pub const LOCTYPE: u16 = 58;
+    pub const COMPRESSED_BYTE_OBJECT: u16 = 59;
+    pub const PROC_NSPACE: u16 = 60;
+    pub const STOR_MEDIUM: u16 = 66;
+    pub const STOR_ACCESS: u16 = 67;
+    pub const STOR_PERSIST: u16 = 68;
+    pub const STOR_ACCESS_TYPE: u16 = 69;
+}
+
+/// `pmix_proc_t`: a namespace and a rank.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Proc {
+    pub nspace: String,
+    pub rank: u32,
+}
+
+/// `pmix_proc_info_t`.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ProcInfo {
+    pub proc: Proc,
+    pub hostname: String,
+    pub executable: String,
+    pub pid: i32,
+    pub exit_code: i32,
+    pub state: u8,
+}
+
+/// `pmix_envar_t`.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Envar {
+    pub name: String,
+    pub value: String,
+    pub separator: u8,
+}
+
+/// `pmix_coord_t`: a view (logical/physical) and its coordinates.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Coord {
+    pub view: u8,
+    pub coords: Vec<u32>,
+}
+
+/// `pmix_cpuset_t`: the bitmap is a process-local hwloc object in C, so it is stored in its
+/// printed form (what `PMIx_server_generate_cpuset_string` produces).
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Cpuset {
+    pub source: String,
+    pub bitmap: String,
+}
+
+/// `pmix_geometry_t`.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Geometry {
+    pub fabric: u64,
+    pub uuid: String,
+    pub osname: String,
+    pub coordinates: Vec<Coord>,
+}
+
+/// `pmix_device_distance_t`.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct DeviceDistance {
+    pub uuid: String,
+    pub osname: String,
+    pub device_type: u64,
+    pub mindist: u16,
+    pub maxdist: u16,
+}
+
+/// `pmix_endpoint_t`.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub uuid: String,
+    pub osname: String,
+    pub endpt: Vec<u8>,
+}
+
+/// `pmix_info_t` as an element of an info array (a data array of type `PMIX_INFO`).
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[rkyv(serialize_bounds(
+    __S: rkyv::ser::Writer + rkyv::ser::Allocator,
+    __S::Error: rkyv::rancor::Source,
+))]
+#[rkyv(deserialize_bounds(__D::Error: rkyv::rancor::Source))]
+#[rkyv(bytecheck(bounds(__C: rkyv::validation::ArchiveContext, __C::Error: rkyv::rancor::Source)))]
+pub struct Info {
+    pub key: String,
+    /// `pmix_info_directives_t`.
+    pub flags: u32,
+    #[rkyv(omit_bounds)]
+    pub value: Value,
+}
+
+/// `pmix_data_array_t`: a type code and its elements. The element type is kept even for an
+/// empty array; every element's own type must match it (`Value::Info` for `PMIX_INFO`, any
+/// value for `PMIX_VALUE`).
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[rkyv(serialize_bounds(
+    __S: rkyv::ser::Writer + rkyv::ser::Allocator,
+    __S::Error: rkyv::rancor::Source,
+))]
+#[rkyv(deserialize_bounds(__D::Error: rkyv::rancor::Source))]
+#[rkyv(bytecheck(bounds(__C: rkyv::validation::ArchiveContext, __C::Error: rkyv::rancor::Source)))]
+pub struct DataArray {
+    pub elem_type: u16,
+    #[rkyv(omit_bounds)]
+    pub items: Vec<Value>,
+}
+
+/// A storable `pmix_value_t`. Variant names follow the `PMIX_*` type names.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[rkyv(serialize_bounds(
+    __S: rkyv::ser::Writer + rkyv::ser::Allocator,
+    __S::Error: rkyv::rancor::Source,
+))]
+#[rkyv(deserialize_bounds(__D::Error: rkyv::rancor::Source))]
+#[rkyv(bytecheck(bounds(__C: rkyv::validation::ArchiveContext, __C::Error: rkyv::rancor::Source)))]
+pub enum Value {
+    Undef,
+    Bool(bool),
+    Byte(u8),
+    String(String),
+    Size(u64),
+    Pid(i32),
+    Int(i32),
+    Int8(i8),
+    Int16(i16),
+    Int32(i32),
+    Int64(i64),
+    Uint(u32),
+    Uint8(u8),
+    Uint16(u16),
+    Uint32(u32),
+    Uint64(u64),
+    Float(f32),
+    Double(f64),
+    Timeval {
+        sec: i64,
+        usec: i64,
+    },
+    Time(i64),
+    Status(i32),
+    Proc(Proc),
+    ByteObject(Vec<u8>),
+    Persistence(u8),
+    Scope(u8),
+    DataRange(u8),
+    DataType(u16),
+    ProcState(u8),
+    ProcInfo(ProcInfo),
+    DataArray(#[rkyv(omit_bounds)] Box<DataArray>),
+    /// Only as an element of a `PMIX_INFO` data array.
+    Info(#[rkyv(omit_bounds)] Box<Info>),
+    CompressedString(Vec<u8>),
+    AllocDirective(u8),
+    IofChannel(u16),
+    Envar(Envar),
+    Coord(Coord),
+    Regex(Vec<u8>),
+    JobState(u8),
+    LinkState(u8),
+    ProcCpuset(Cpuset),
+    Geometry(Geometry),
+    DeviceDistance(DeviceDistance),
+    Endpoint(Endpoint),
+    DeviceType(u64),
+    Locality(u16),
+    CompressedBytes(Vec<u8>),
+    ProcNspace(String),
+    ProcRank(u32),
+    StorMedium(u64),
+    StorAccess(u64),
+    StorPersist(u64),
+    StorAccessType(u64),
+}
+
+impl Value {
+    /// The `pmix_data_type_t` code of this value.
+    pub fn type_code(&self) -> u16 {
+        use types as t;
+        match self {
+            Value::Undef => t::UNDEF,
+            Value::Bool(_) => t::BOOL,
+            Value::Byte(_) => t::BYTE,
+            Value::String(_) => t::STRING,
+            Value::Size(_) => t::SIZE,
+            Value::Pid(_) => t::PID,
+            Value::Int(_) => t::INT,
+            Value::Int8(_) => t::INT8,
+            Value::Int16(_) => t::INT16,
+            Value::Int32(_) => t::INT32,
+            Value::Int64(_) => t::INT64,
+            Value::Uint(_) => t::UINT,
+            Value::Uint8(_) => t::UINT8,
+            Value::Uint16(_) => t::UINT16,
+            Value::Uint32(_) => t::UINT32,
+            Value::Uint64(_) => t::UINT64,
+            Value::Float(_) => t::FLOAT,
+            Value::Double(_) => t::DOUBLE,
+            Value::Timeval { .. } => t::TIMEVAL,
+            Value::Time(_) => t::TIME,
+            Value::Status(_) => t::STATUS,
+            Value::Proc(_) => t::PROC,
+            Value::ByteObject(_) => t::BYTE_OBJECT,
+            Value::Persistence(_) => t::PERSIST,
+            Value::Scope(_) => t::SCOPE,
+            Value::DataRange(_) => t::DATA_RANGE,
+            Value::DataType(_) => t::DATA_TYPE,
+            Value::ProcState(_) => t::PROC_STATE,
+            Value::ProcInfo(_) => t::PROC_INFO,
+            Value::DataArray(_) => t::DATA_ARRAY,
+            Value::Info(_) => t::INFO,
+            Value::CompressedString(_) => t::COMPRESSED_STRING,
+            Value::AllocDirective(_) => t::ALLOC_DIRECTIVE,
+            Value::IofChannel(_) => t::IOF_CHANNEL,
+            Value::Envar(_) => t::ENVAR,
+            Value::Coord(_) => t::COORD,
+            Value::Regex(_) => t::REGEX,
+            Value::JobState(_) => t::JOB_STATE,
+            Value::LinkState(_) => t::LINK_STATE,
+            Value::ProcCpuset(_) => t::PROC_CPUSET,
+            Value::Geometry(_) => t::GEOMETRY,
+            Value::DeviceDistance(_) => t::DEVICE_DIST,
+            Value::Endpoint(_) => t::ENDPOINT,
+            Value::DeviceType(_) => t::DEVTYPE,
+            Value::Locality(_) => t::LOCTYPE,
+            Value::CompressedBytes(_) => t::COMPRESSED_BYTE_OBJECT,
+            Value::ProcNspace(_) => t::PROC_NSPACE,
+            Value::ProcRank(_) => t::PROC_RANK,
+            Value::StorMedium(_) => t::STOR_MEDIUM,
+            Value::StorAccess(_) => t::STOR_ACCESS,
+            Value::StorPersist(_) => t::STOR_PERSIST,
+            Value::StorAccessType(_) => t::STOR_ACCESS_TYPE,
+        }
+    }
+
+    /// Check what rkyv cannot: data array elements match their declared type, info elements
+    /// only inside info arrays, key lengths. Called by the writer before archiving.
+    pub fn check(&self) -> crate::Result<()> {
+        self.check_at(false)
+    }
+
+    fn check_at(&self, in_info_array: bool) -> crate::Result<()> {
+        match self {
+            Value::Info(info) if in_info_array => {
+                if info.key.is_empty() || info.key.len() > crate::layout::MAX_KEY_LEN {
+                    return Err(crate::Error::InvalidArgument(format!(
+                        "info key of {} bytes (1..=511)",
+                        info.key.len()
+                    )));
+                }
+                info.value.check_at(false)
+            }
+            Value::Info(_) => Err(crate::Error::InvalidArgument(
+                "an info value outside a PMIX_INFO data array".into(),
+            )),
+            Value::DataArray(array) => {
+                for item in &array.items {
+                    let ok = match array.elem_type {
+                        types::VALUE => !matches!(item, Value::Info(_)),
+                        t => item.type_code() == t,
+                    };
+                    if !ok {
+                        return Err(crate::Error::InvalidArgument(format!(
+                            "data array of type {} holds an element of type {}",
+                            array.elem_type,
+                            item.type_code()
+                        )));
+                    }
+                    item.check_at(array.elem_type == types::INFO)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A data array of `elem_type`.
+    pub fn array(elem_type: u16, items: Vec<Value>) -> Value {
+        Value::DataArray(Box::new(DataArray { elem_type, items }))
+    }
+
+    /// An info array (a data array of `PMIX_INFO`).
+    pub fn info_array(items: impl IntoIterator<Item = (String, Value)>) -> Value {
+        let items = items
+            .into_iter()
+            .map(|(key, value)| {
+                Value::Info(Box::new(Info {
+                    key,
+                    flags: 0,
+                    value,
+                }))
+            })
+            .collect();
+        Value::array(types::INFO, items)
+    }
+
+    /// Archive the value (root at the end, as format.md section 6 stores it).
+    pub fn archive(&self) -> crate::Result<rkyv::util::AlignedVec> {
+        self.check()?;
+        rkyv::to_bytes::<rkyv::rancor::Error>(self)
+            .map_err(|e| crate::Error::InvalidArgument(format!("value cannot be archived: {e}")))
+    }
+}
+
+impl ArchivedValue {
+    /// Deserialize into an owned [`Value`] (the copy path; the read path uses the archive).
+    pub fn to_value(&self) -> Value {
+        // Infallible for a validated archive: every archived field has an owned counterpart.
+        rkyv::deserialize::<Value, rkyv::rancor::Error>(self).unwrap_or(Value::Undef)
+    }
+
+    /// The string of a `PMIX_STRING` or `PMIX_PROC_NSPACE` value, in place.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            ArchivedValue::String(s) | ArchivedValue::ProcNspace(s) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+
+    /// The bytes of a byte object (or compressed/regex blob), in place.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            ArchivedValue::ByteObject(b)
+            | ArchivedValue::CompressedString(b)
+            | ArchivedValue::CompressedBytes(b)
+            | ArchivedValue::Regex(b) => Some(b.as_slice()),
+            _ => None,
+        }
+    }
+
+    /// Any unsigned or signed integer value that fits a u64 (ranks, sizes, counts).
+    pub fn as_u64(&self) -> Option<u64> {
+        Some(match self {
+            ArchivedValue::Size(v) | ArchivedValue::Uint64(v) => v.to_native(),
+            ArchivedValue::Uint(v) | ArchivedValue::Uint32(v) => v.to_native() as u64,
+            ArchivedValue::ProcRank(v) => v.to_native() as u64,
+            ArchivedValue::Uint16(v) => v.to_native() as u64,
+            ArchivedValue::Uint8(v) | ArchivedValue::Byte(v) => *v as u64,
+            ArchivedValue::Int(v) | ArchivedValue::Int32(v) if v.to_native() >= 0 => {
+                v.to_native() as u64
+            }
+            ArchivedValue::Int64(v) if v.to_native() >= 0 => v.to_native() as u64,
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,275 @@
+//! The store's single writer (in the PMIx server process).
+//!
+//! Changes are grouped in a [`Transaction`]: its tables are written to new files that nothing
+//! references yet, and `commit` publishes them all at once with one new root generation
+//! (docs/protocol.md P1–P5). A transaction dropped without commit removes its files.
+
+#![forbid(unsafe_code)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use crate::bytes::Encoder;
+use crate::dir::{default_base_dir, fresh_store_name, sweep_dead_stores, Ownership, StoreDir};
+use crate::error::{Error, Result};
+use crate::layout::{Kind, ANCHOR_LEN, MAX_NSPACE_LEN, ROOT_GEN_OFF};
+use crate::protocol;
+use crate::raw::{atomic_u64, RwMap};
+use crate::root::{self, RefSpec};
+use crate::segment::{self, root_name, table_name, ANCHOR_NAME};
+use crate::table::TableBuilder;
+
+/// How to create a store.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// Directory to create the store in; default [`default_base_dir`].
+    pub base_dir: Option<PathBuf>,
+    /// Store directory name (must start with `rshm-`); default `rshm-<pid>-<nonce>`.
+    pub name: Option<String>,
+    /// Owner, group and mode of the files.
+    pub ownership: Ownership,
+    /// Remove stores of dead writers found in the base directory first (default true).
+    pub sweep: bool,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            base_dir: None,
+            name: None,
+            ownership: Ownership::PRIVATE,
+            sweep: true,
+        }
+    }
+}
+
+/// The single writer of a store. Dropping it removes the store directory and its files.
+pub struct Writer {
+    dir: Option<StoreDir>,
+    anchor: RwMap,
+    own: Ownership,
+    /// Private copy of the last `gen` handed out (never loaded back from shared memory).
+    last_gen: u64,
+    root_gen: u64,
+    /// (namespace, part) → (nsid, table gen) of the published root.
+    tables: BTreeMap<(String, u32), (u32, u64)>,
+    nsids: HashMap<String, u32>,
+    next_nsid: u32,
+}
+
+impl Writer {
+    /// Create a new, empty store (root generation 0: nothing published).
+    pub fn create(opts: StoreOptions) -> Result<Writer> {
+        let base = opts.base_dir.clone().unwrap_or_else(default_base_dir);
+        if opts.sweep {
+            // Best effort: a base directory we cannot sweep is still one we may write into.
+            let _ = sweep_dead_stores(&base);
+        }
+        let name = opts.name.clone().unwrap_or_else(fresh_store_name);
+        let dir = StoreDir::create(&base, &name, opts.ownership)?;
+        let anchor = {
+            let mut enc = Encoder::default();
+            segment::encode_header(&mut enc, Kind::Anchor, 0, ANCHOR_LEN);
+            enc.buf.resize(ANCHOR_LEN as usize, 0);
+            segment::create(&dir, ANCHOR_NAME, &enc.buf, opts.ownership)
+        };
+        let anchor = match anchor {
+            Ok(a) => a,
+            Err(e) => {
+                let _ = dir.remove_all();
+                return Err(e);
+            }
+        };
+        Ok(Writer {
+            dir: Some(dir),
+            anchor,
+            own: opts.ownership,
+            last_gen: 0,
+            root_gen: 0,
+            tables: BTreeMap::new(),
+            nsids: HashMap::new(),
+            next_nsid: 1,
+        })
+    }
+
+    fn dir(&self) -> &StoreDir {
+        self.dir
+            .as_ref()
+            .expect("store directory present until drop")
+    }
+
+    /// The store directory (what a client attaches to).
+    pub fn path(&self) -> &Path {
+        self.dir().path()
+    }
+
+    /// The current (published) root generation; 0 before the first commit.
+    pub fn root_generation(&self) -> u64 {
+        self.root_gen
+    }
+
+    /// The namespaces of the published root.
+    pub fn namespaces(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.nsids.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// Start a transaction.
+    pub fn begin(&mut self) -> Transaction<'_> {
+        Transaction {
+            writer: self,
+            written: Vec::new(),
+            puts: Vec::new(),
+            removes: Vec::new(),
+        }
+    }
+
+    /// Names of the files in the store directory (for tests and diagnostics).
+    pub fn files(&self) -> Result<Vec<String>> {
+        self.dir().list()
+    }
+
+    fn next_gen(&mut self) -> u64 {
+        self.last_gen += 1;
+        self.last_gen
+    }
+
+    /// Remove the store: every file, then the directory. Readers keep their mappings.
+    pub fn close(mut self) -> Result<()> {
+        match self.dir.take() {
+            Some(dir) => dir.remove_all(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.remove_all();
+        }
+    }
+}
+
+/// A set of changes published together as one root generation.
+pub struct Transaction<'w> {
+    writer: &'w mut Writer,
+    /// Files written by this transaction, not yet referenced by any published root.
+    written: Vec<String>,
+    puts: Vec<(String, u32, u32, u64)>,
+    removes: Vec<String>,
+}
+
+impl Transaction<'_> {
+    /// Replace (or create) the table `part` of namespace `ns` with `table`. The file is written
+    /// now; nobody can see it before `commit`.
+    pub fn put_table(&mut self, ns: &str, part: u32, table: &TableBuilder) -> Result<()> {
+        if ns.is_empty() || ns.len() > MAX_NSPACE_LEN || ns.as_bytes().contains(&0) {
+            return Err(Error::InvalidArgument(format!(
+                "bad namespace name {ns:?} (1..=255 bytes)"
+            )));
+        }
+        if let Some(pos) = self.puts.iter().position(|p| p.0 == ns && p.1 == part) {
+            // Replaced again in the same transaction: the earlier file was never published.
+            let (_, _, nsid, gen) = self.puts.remove(pos);
+            let name = table_name(nsid, part, gen);
+            self.writer.dir().unlink(&name)?;
+            self.written.retain(|n| *n != name);
+        }
+        let w = &mut *self.writer;
+        let nsid = match w.nsids.get(ns) {
+            Some(&id) => id,
+            None => match self.puts.iter().find(|p| p.0 == ns) {
+                Some(p) => p.2,
+                None => {
+                    let id = w.next_nsid;
+                    w.next_nsid = w
+                        .next_nsid
+                        .checked_add(1)
+                        .ok_or_else(|| Error::InvalidArgument("namespace ids exhausted".into()))?;
+                    id
+                }
+            },
+        };
+        let gen = w.next_gen();
+        let bytes = table.encode(gen)?;
+        let name = table_name(nsid, part, gen);
+        segment::create(w.dir(), &name, &bytes, w.own)?;
+        self.written.push(name);
+        self.removes.retain(|r| r != ns);
+        self.puts.push((ns.to_owned(), part, nsid, gen));
+        Ok(())
+    }
+
+    /// Remove namespace `ns` (all its parts) from the store.
+    pub fn remove_namespace(&mut self, ns: &str) {
+        self.puts.retain(|p| p.0 != ns);
+        self.removes.push(ns.to_owned());
+    }
+
+    /// Publish every change at once. Returns the new root generation.
+    pub fn commit(mut self) -> Result<u64> {
+        let w = &mut *self.writer;
+        let mut tables = w.tables.clone();
+        for ns in &self.removes {
+            tables.retain(|(name, _), _| name != ns);
+        }
+        for (ns, part, nsid, gen) in &self.puts {
+            tables.insert((ns.clone(), *part), (*nsid, *gen));
+        }
+        let refs: Vec<RefSpec> = tables
+            .iter()
+            .map(|((name, part), &(nsid, table_gen))| RefSpec {
+                name: name.clone(),
+                nsid,
+                part: *part,
+                table_gen,
+            })
+            .collect();
+        let gen = w.next_gen();
+        let bytes = root::encode(gen, &refs)?;
+        let new_root = root_name(gen);
+        // P1 + P2 for the root; its tables went through P1 + P2 in put_table.
+        segment::create(w.dir(), &new_root, &bytes, w.own)?;
+        // P4: the one store that makes the new generation current.
+        let word = atomic_u64(w.anchor.bytes(), ROOT_GEN_OFF).ok_or(Error::Corrupt("anchor"))?;
+        protocol::publish_root(word, gen);
+        // P5: unlink what the new root no longer names. Readers that mapped them keep them.
+        let mut stale: Vec<String> = Vec::new();
+        if w.root_gen != 0 {
+            stale.push(root_name(w.root_gen));
+        }
+        for (key, &(nsid, table_gen)) in &w.tables {
+            if tables.get(key) != Some(&(nsid, table_gen)) {
+                stale.push(table_name(nsid, key.1, table_gen));
+            }
+        }
+        for ns in &self.removes {
+            if !tables.keys().any(|(name, _)| name == ns) {
+                w.nsids.remove(ns);
+            }
+        }
+        for (ns, _, nsid, _) in &self.puts {
+            w.nsids.insert(ns.clone(), *nsid);
+        }
+        w.tables = tables;
+        w.root_gen = gen;
+        self.written.clear();
+        let mut first_err = None;
+        for name in stale {
+            if let Err(e) = w.dir().unlink(&name) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(gen), Err)
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        for name in self.written.drain(..) {
+            let _ = self.writer.dir().unlink(&name);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Golden segments: docs/format.md, the code and checked-in bytes agree.
+//!
+//! `golden_files_match_the_writer` writes a fixed store and compares every file with
+//! gds/tests/golden/v1.0/ (bytes 48..56 of each header, the writer's pid and uid, are masked).
+//! `golden_store_opens_and_reads` attaches to a copy of those files. After an intended format
+//! change: update docs/format.md, run with RSHM_BLESS=1 to rewrite the files, review the diff.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use gds::value::types;
+use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1.0")
+}
+
+fn contents() -> Vec<(Realm, &'static str, Value)> {
+    vec![
+        (Realm::Job, "pmix.job.size", Value::Uint32(4)),
+        (Realm::Job, "pmix.nspace", Value::String("golden".into())),
+        (Realm::Session(1), "pmix.univ.size", Value::Uint32(4)),
+        (Realm::App(0), "pmix.appnum", Value::Uint32(0)),
+        (
+            Realm::Node(0),
+            "pmix.hname",
+            Value::String("node000".into()),
+        ),
+        (Realm::Proc(3), "pmix.lrank", Value::Uint16(3)),
+        (
+            Realm::Proc(3),
+            "card",
+            Value::ByteObject(vec![0xde, 0xad, 0xbe, 0xef]),
+        ),
+        (
+            Realm::Proc(0),
+            "nested",
+            Value::info_array([(
+                "x".to_string(),
+                Value::array(types::INT64, vec![Value::Int64(-1)]),
+            )]),
+        ),
+    ]
+}
+
+fn write_store(base: &Path) -> Writer {
+    let mut w = Writer::create(StoreOptions {
+        base_dir: Some(base.to_path_buf()),
+        name: Some("rshm-golden".into()),
+        sweep: false,
+        ..StoreOptions::default()
+    })
+    .unwrap();
+    let mut t = TableBuilder::new();
+    for (realm, key, v) in contents() {
+        t.insert(realm, key, &v).unwrap();
+    }
+    let mut tx = w.begin();
+    tx.put_table("golden", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    w
+}
+
+fn masked(mut bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.len() >= 56 {
+        bytes[48..56].fill(0);
+    }
+    bytes
+}
+
+#[test]
+fn golden_files_match_the_writer() {
+    let base = common::base_dir();
+    let w = write_store(base.path());
+    let files = w.files().unwrap();
+    assert_eq!(
+        files,
+        [
+            "rshm-anchor",
+            "rshm-root-0000000000000002",
+            "rshm-tbl-00000001-00-0000000000000001"
+        ]
+    );
+    let bless = std::env::var_os("RSHM_BLESS").is_some();
+    if bless {
+        std::fs::create_dir_all(golden_dir()).unwrap();
+    }
+    for f in &files {
+        let written = masked(std::fs::read(w.path().join(f)).unwrap());
+        let golden_path = golden_dir().join(f);
+        if bless {
+            std::fs::write(&golden_path, &written).unwrap();
+        }
+        let golden = std::fs::read(&golden_path).unwrap();
+        assert!(
+            golden == written,
+            "{f} differs from {}: format changed?",
+            golden_path.display()
+        );
+    }
+}
+
+#[test]
+fn golden_store_opens_and_reads() {
+    let base = common::base_dir();
+    let store = base.path().join("rshm-golden-copy");
+    std::fs::create_dir(&store).unwrap();
+    for entry in std::fs::read_dir(golden_dir()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), store.join(entry.file_name())).unwrap();
+    }
+    let r = Reader::attach(&store).unwrap();
+    let pin = r.pin();
+    for (realm, key, v) in contents() {
+        assert_eq!(
+            r.get(&pin, "golden", part::DATA, realm, key)
+                .unwrap()
+                .to_value(),
+            v,
+            "{key}"
+        );
+    }
+    assert_eq!(r.stats().generation, 2);
+}

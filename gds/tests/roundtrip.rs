@@ -1,0 +1,134 @@
+//! Every storable value type goes through a published segment and comes back equal, read in
+//! place from the mapping.
+
+mod common;
+
+use gds::{part, Error, Reader, Realm, TableBuilder, Writer};
+
+#[test]
+fn every_value_type_round_trips_through_a_published_store() {
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let values = common::every_value();
+    let mut t = TableBuilder::new();
+    for (i, (key, v)) in values.iter().enumerate() {
+        t.insert(Realm::Proc(i as u32), key, v).unwrap();
+        t.insert(Realm::Job, key, v).unwrap();
+    }
+    let mut tx = w.begin();
+    tx.put_table("ns-all-types", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    for (i, (key, v)) in values.iter().enumerate() {
+        let got = r
+            .get(&pin, "ns-all-types", part::DATA, Realm::Proc(i as u32), key)
+            .unwrap();
+        assert_eq!(&got.to_value(), v, "proc-realm {key}");
+        let got = r
+            .get(&pin, "ns-all-types", part::DATA, Realm::Job, key)
+            .unwrap();
+        assert_eq!(&got.to_value(), v, "job-realm {key}");
+        assert_eq!(got.to_value().type_code(), v.type_code());
+    }
+    // Zero-copy accessors point into the mapping.
+    let s = r
+        .get(&pin, "ns-all-types", part::DATA, Realm::Job, "string")
+        .unwrap();
+    assert_eq!(s.as_str(), Some("hello, shared memory"));
+    let b = r
+        .get(&pin, "ns-all-types", part::DATA, Realm::Job, "byte-object")
+        .unwrap();
+    assert_eq!(b.as_bytes().map(<[u8]>::len), Some(256));
+}
+
+#[test]
+fn absent_namespace_key_and_realm_are_not_found() {
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut t = TableBuilder::new();
+    t.insert(Realm::Proc(0), "k", &gds::Value::Uint32(1))
+        .unwrap();
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    assert!(matches!(
+        r.get(&pin, "other", part::DATA, Realm::Proc(0), "k"),
+        Err(Error::NotFound)
+    ));
+    assert!(matches!(
+        r.get(&pin, "ns", part::DATA, Realm::Proc(0), "nokey"),
+        Err(Error::NotFound)
+    ));
+    assert!(matches!(
+        r.get(&pin, "ns", part::DATA, Realm::Proc(1), "k"),
+        Err(Error::NotFound)
+    ));
+    assert!(matches!(
+        r.get(&pin, "ns", part::DATA, Realm::Job, "k"),
+        Err(Error::NotFound)
+    ));
+    assert!(matches!(
+        r.get(&pin, "ns", 7, Realm::Proc(0), "k"),
+        Err(Error::NotFound)
+    ));
+}
+
+#[test]
+fn an_empty_store_attaches_and_finds_nothing() {
+    let base = common::base_dir();
+    let w = Writer::create(common::opts(base.path())).unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    assert!(matches!(
+        r.get(&pin, "ns", part::DATA, Realm::Job, "k"),
+        Err(Error::NotFound)
+    ));
+    assert_eq!(r.stats().generation, 0);
+}
+
+#[test]
+fn writer_refuses_bad_arguments_with_typed_errors() {
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut t = TableBuilder::new();
+    let long_key = "k".repeat(512);
+    for key in ["", long_key.as_str(), "nul\0key"] {
+        assert!(matches!(
+            t.insert(Realm::Job, key, &gds::Value::Bool(true)),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+    // An info element outside an info array, and an array whose element has the wrong type.
+    let info = gds::Value::info_array([("a".to_string(), gds::Value::Bool(true))]);
+    let gds::Value::DataArray(arr) = info else {
+        unreachable!()
+    };
+    let stray = arr.items[0].clone();
+    assert!(matches!(
+        t.insert(Realm::Job, "k", &stray),
+        Err(Error::InvalidArgument(_))
+    ));
+    let mixed = gds::Value::array(gds::value::types::STRING, vec![gds::Value::Uint8(1)]);
+    assert!(matches!(
+        t.insert(Realm::Job, "k", &mixed),
+        Err(Error::InvalidArgument(_))
+    ));
+    let mut tx = w.begin();
+    let long_ns = "n".repeat(256);
+    for ns in ["", long_ns.as_str()] {
+        assert!(matches!(
+            tx.put_table(ns, part::DATA, &t),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+    drop(tx);
+    assert_eq!(
+        w.files().unwrap(),
+        vec!["rshm-anchor".to_string()],
+        "failed puts leave no file"
+    );
+}

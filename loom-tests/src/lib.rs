@@ -1,0 +1,1 @@
+//! Loom models of docs/protocol.md live in tests/; run with `--cfg gds_loom`.

@@ -1,0 +1,323 @@
+/*
+ * pmix-client - run a query corpus against the PMIx server that
+ * launched us and print one canonical line per query.
+ *
+ * Usage: pmix-client [-t] CORPUS
+ *   -t   also print the wall time of every PMIx_Get to stderr as
+ *        "pmix-client: rank=R id=ID get_us=N"
+ *
+ * Corpus lines (blank lines and lines starting with '#' are ignored):
+ *   <id> <rank> <key> [QUAL[:TYPE]=VALUE ...]   PMIx_Get on our own nspace
+ *       rank: a number, '*' (PMIX_RANK_WILDCARD), 'undef' (PMIX_RANK_UNDEF)
+ *             or 'me' (our own rank)
+ *       key / QUAL: a macro name from pmix_common.h (PMIX_JOB_SIZE) or a
+ *             literal key string ("pmix.job.size", "my.card")
+ *       TYPE: the qualifier's value type; defaults to the type documented
+ *             for the attribute in pmix_common.h
+ *   put <local|remote|global> <key> <value...>   PMIx_Put of a string
+ *       value ("%r" in the value is replaced by our rank)
+ *   commit                                       PMIx_Commit
+ *   fence [nocollect]                            PMIx_Fence over the
+ *       whole nspace, with PMIX_COLLECT_DATA=true unless 'nocollect'
+ *
+ * Output, one line per corpus line (written with a single write(2) so
+ * that lines from several clients sharing a pipe do not interleave):
+ *   <id> <myrank> <status> <type> <value>   for a query ('-' '-' when
+ *                                           the Get failed)
+ *   put:<key> <myrank> <status>
+ *   commit <myrank> <status>
+ *   fence <myrank> <status>
+ * See README.md for the canonical value text.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pmix.h>
+
+#include "common.h"
+
+#define MAX_TOKENS 64
+
+static pmix_proc_t myproc;
+static bool timing = false;
+
+static long long now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long) ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+/* Write the memstream contents as one line with a single write(2). */
+static void emit(char *buf, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(STDOUT_FILENO, buf + off, len - off);
+        if (n <= 0) {
+            break;
+        }
+        off += (size_t) n;
+    }
+    free(buf);
+}
+
+static int parse_rank(const char *s, pmix_rank_t *r)
+{
+    pmix_value_t v;
+    if (!strcmp(s, "me")) {
+        *r = myproc.rank;
+        return 0;
+    }
+    if (parse_value(PMIX_PROC_RANK, s, &v)) {
+        return -1;
+    }
+    *r = v.data.rank;
+    return 0;
+}
+
+/* Parse "NAME[:TYPE]=VALUE" into an info struct. */
+static int parse_qualifier(const char *tok, pmix_info_t *info)
+{
+    char *s = strdup(tok), *eq = strchr(s, '='), *colon;
+    pmix_data_type_t type = PMIX_UNDEF;
+    pmix_value_t v;
+    int rc = -1;
+
+    if (!eq) {
+        fprintf(stderr, "pmix-client: qualifier '%s' is not NAME=VALUE\n", tok);
+        goto out;
+    }
+    *eq = '\0';
+    colon = strchr(s, ':');
+    if (colon) {
+        *colon = '\0';
+        type = type_by_name(colon + 1);
+    } else {
+        const struct attr_def *a = attr_by_name(s);
+        if (a) {
+            type = type_by_name(a->ctype);
+        }
+    }
+    if (PMIX_UNDEF == type) {
+        fprintf(stderr, "pmix-client: no usable type for qualifier '%s'; use NAME:TYPE=VALUE\n", tok);
+        goto out;
+    }
+    if (parse_value(type, eq + 1, &v)) {
+        goto out;
+    }
+    PMIX_INFO_CONSTRUCT(info);
+    PMIX_LOAD_KEY(info->key, resolve_key(s));
+    PMIx_Value_xfer(&info->value, &v);
+    PMIX_VALUE_DESTRUCT(&v);
+    rc = 0;
+out:
+    free(s);
+    return rc;
+}
+
+static int do_query(char **tok, int ntok)
+{
+    pmix_proc_t proc;
+    pmix_info_t *info = NULL;
+    size_t ninfo = (size_t) (ntok - 3);
+    pmix_value_t *val = NULL;
+    pmix_status_t rc;
+    char *buf;
+    size_t len;
+    FILE *out;
+    long long t0, t1;
+
+    PMIX_LOAD_NSPACE(proc.nspace, myproc.nspace);
+    if (parse_rank(tok[1], &proc.rank)) {
+        return -1;
+    }
+    if (ninfo > 0) {
+        PMIX_INFO_CREATE(info, ninfo);
+        for (size_t i = 0; i < ninfo; i++) {
+            if (parse_qualifier(tok[3 + i], &info[i])) {
+                PMIX_INFO_FREE(info, ninfo);
+                return -1;
+            }
+        }
+    }
+
+    t0 = now_us();
+    rc = PMIx_Get(&proc, resolve_key(tok[2]), info, ninfo, &val);
+    t1 = now_us();
+
+    out = open_memstream(&buf, &len);
+    fprintf(out, "%s %u %s ", tok[0], myproc.rank, PMIx_Error_string(rc));
+    if (PMIX_SUCCESS == rc && NULL != val) {
+        fprintf(out, "%s ", PMIx_Data_type_string(val->type));
+        fmt_value(out, val);
+        PMIX_VALUE_RELEASE(val);
+    } else {
+        fputs("- -", out);
+    }
+    fputc('\n', out);
+    fclose(out);
+    emit(buf, len);
+    if (timing) {
+        fprintf(stderr, "pmix-client: rank=%u id=%s get_us=%lld\n", myproc.rank, tok[0], t1 - t0);
+    }
+    if (info) {
+        PMIX_INFO_FREE(info, ninfo);
+    }
+    return 0;
+}
+
+static void print_status(const char *what, pmix_status_t rc)
+{
+    char *buf;
+    size_t len;
+    FILE *out = open_memstream(&buf, &len);
+    fprintf(out, "%s %u %s\n", what, myproc.rank, PMIx_Error_string(rc));
+    fclose(out);
+    emit(buf, len);
+}
+
+static int do_put(char **tok, int ntok)
+{
+    pmix_scope_t scope;
+    pmix_value_t v;
+    char *buf, *label;
+    size_t len;
+    FILE *out;
+    pmix_status_t rc;
+
+    if (ntok < 4) {
+        fprintf(stderr, "pmix-client: put needs SCOPE KEY VALUE\n");
+        return -1;
+    }
+    if (!strcmp(tok[1], "local")) {
+        scope = PMIX_LOCAL;
+    } else if (!strcmp(tok[1], "remote")) {
+        scope = PMIX_REMOTE;
+    } else if (!strcmp(tok[1], "global")) {
+        scope = PMIX_GLOBAL;
+    } else {
+        fprintf(stderr, "pmix-client: bad put scope '%s'\n", tok[1]);
+        return -1;
+    }
+    /* value: remaining tokens joined by single spaces, %r -> my rank */
+    out = open_memstream(&buf, &len);
+    for (int i = 3; i < ntok; i++) {
+        if (i > 3) {
+            fputc(' ', out);
+        }
+        for (const char *p = tok[i]; *p; p++) {
+            if ('%' == p[0] && 'r' == p[1]) {
+                fprintf(out, "%u", myproc.rank);
+                p++;
+            } else {
+                fputc(*p, out);
+            }
+        }
+    }
+    fclose(out);
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_STRING;
+    v.data.string = buf;
+    rc = PMIx_Put(scope, resolve_key(tok[2]), &v);
+    PMIX_VALUE_DESTRUCT(&v);
+    if (0 > asprintf(&label, "put:%s", tok[2])) {
+        return -1;
+    }
+    print_status(label, rc);
+    free(label);
+    return 0;
+}
+
+static int do_fence(char **tok, int ntok)
+{
+    pmix_proc_t all;
+    pmix_info_t info;
+    bool collect = !(ntok > 1 && !strcmp(tok[1], "nocollect"));
+    pmix_status_t rc;
+
+    PMIX_LOAD_PROCID(&all, myproc.nspace, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    rc = PMIx_Fence(&all, 1, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    print_status("fence", rc);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path;
+    FILE *f;
+    char *line = NULL;
+    size_t cap = 0;
+    pmix_status_t rc;
+    int ret = 0, lineno = 0;
+
+    if (argc > 1 && !strcmp(argv[1], "-t")) {
+        timing = true;
+        argv++;
+        argc--;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: pmix-client [-t] CORPUS\n");
+        return 2;
+    }
+    path = argv[1];
+    f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return 2;
+    }
+    if (PMIX_SUCCESS != (rc = PMIx_Init(&myproc, NULL, 0))) {
+        fprintf(stderr, "pmix-client: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
+        fclose(f);
+        return 1;
+    }
+
+    while (getline(&line, &cap, f) > 0) {
+        char *tok[MAX_TOKENS], *save = NULL;
+        int ntok = 0;
+
+        lineno++;
+        for (char *t = strtok_r(line, " \t\r\n", &save); t && ntok < MAX_TOKENS;
+             t = strtok_r(NULL, " \t\r\n", &save)) {
+            tok[ntok++] = t;
+        }
+        if (0 == ntok || '#' == tok[0][0]) {
+            continue;
+        }
+        int bad;
+        if (!strcmp(tok[0], "put")) {
+            bad = do_put(tok, ntok);
+        } else if (!strcmp(tok[0], "commit")) {
+            print_status("commit", PMIx_Commit());
+            bad = 0;
+        } else if (!strcmp(tok[0], "fence")) {
+            bad = do_fence(tok, ntok);
+        } else if (ntok >= 3) {
+            bad = do_query(tok, ntok);
+        } else {
+            bad = -1;
+        }
+        if (bad) {
+            fprintf(stderr, "pmix-client: %s:%d: bad corpus line\n", path, lineno);
+            ret = 2;
+            break;
+        }
+    }
+    free(line);
+    fclose(f);
+
+    if (PMIX_SUCCESS != (rc = PMIx_Finalize(NULL, 0))) {
+        fprintf(stderr, "pmix-client: PMIx_Finalize failed: %s\n", PMIx_Error_string(rc));
+        ret = ret ? ret : 1;
+    }
+    return ret;
+}
