@@ -1,1 +1,50 @@
-fn main() {}
+//! `rshm`: the main job (a synthetic PMIx job through a real store, read by separate
+//! processes) and tools to inspect a store.
+
+#![forbid(unsafe_code)]
+
+mod args;
+mod demo;
+mod inspect;
+mod measure;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage:
+  rshm demo [--ranks N] [--readers R] [--gets G] [--base DIR]
+      write a synthetic job (default 100000 ranks) into a new store, start R reader processes
+      (default 8) that attach and read G random gets each (default 200000), print the figures
+  rshm dump STORE [--ns NSPACE] [--limit N]
+      list the namespaces of a store, and the entries of one
+  rshm get STORE NSPACE REALM KEY
+      print one value; REALM is job | session:ID | app:N | node:ID | proc:RANK
+  rshm sweep [BASE]
+      remove stores left by dead servers in BASE (default: the default base directory)
+";
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let result = match argv.first().map(String::as_str) {
+        Some("demo") => demo::run(&argv[1..]),
+        Some("read-worker") => demo::worker(&argv[1..]),
+        Some("dump") => inspect::dump(&argv[1..]),
+        Some("get") => inspect::get(&argv[1..]),
+        Some("sweep") => inspect::sweep(&argv[1..]),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rshm: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -2,9 +2,14 @@
  * pmix-client - run a query corpus against the PMIx server that
  * launched us and print one canonical line per query.
  *
- * Usage: pmix-client [-t] CORPUS
+ * Usage: pmix-client [-t] [-i] CORPUS
  *   -t   also print the wall time of every PMIx_Get to stderr as
  *        "pmix-client: rank=R id=ID get_us=N"
+ *   -i   add PMIX_IMMEDIATE=true to every query that has none of
+ *        PMIX_IMMEDIATE / PMIX_OPTIONAL / PMIX_TIMEOUT. Without it the
+ *        qualifiers are exactly those on the line - and OpenPMIx 4.2.2
+ *        then waits ~2 s (answering TIMEOUT) for a missing non-reserved
+ *        key of a local process.
  *
  * Corpus lines (blank lines and lines starting with '#' are ignored):
  *   <id> <rank> <key> [QUAL[:TYPE]=VALUE ...]   PMIx_Get on our own nspace
@@ -47,6 +52,7 @@
 
 static pmix_proc_t myproc;
 static bool timing = false;
+static bool immediate = false;
 
 static long long now_us(void)
 {
@@ -139,13 +145,23 @@ static int do_query(char **tok, int ntok)
     if (parse_rank(tok[1], &proc.rank)) {
         return -1;
     }
-    if (ninfo > 0) {
-        PMIX_INFO_CREATE(info, ninfo);
+    if (ninfo > 0 || immediate) {
+        bool add_immediate = immediate;
+        PMIX_INFO_CREATE(info, ninfo + 1);
         for (size_t i = 0; i < ninfo; i++) {
             if (parse_qualifier(tok[3 + i], &info[i])) {
-                PMIX_INFO_FREE(info, ninfo);
+                PMIX_INFO_FREE(info, ninfo + 1);
                 return -1;
             }
+            if (PMIX_CHECK_KEY(&info[i], PMIX_IMMEDIATE) || PMIX_CHECK_KEY(&info[i], PMIX_OPTIONAL) ||
+                PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) {
+                add_immediate = false;
+            }
+        }
+        if (add_immediate) {
+            bool t = true;
+            PMIX_INFO_LOAD(&info[ninfo], PMIX_IMMEDIATE, &t, PMIX_BOOL);
+            ninfo++;
         }
     }
 
@@ -169,7 +185,7 @@ static int do_query(char **tok, int ntok)
         fprintf(stderr, "pmix-client: rank=%u id=%s get_us=%lld\n", myproc.rank, tok[0], t1 - t0);
     }
     if (info) {
-        PMIX_INFO_FREE(info, ninfo);
+        PMIX_INFO_FREE(info, (size_t) (ntok - 3) + 1);
     }
     return 0;
 }
@@ -260,13 +276,20 @@ int main(int argc, char **argv)
     pmix_status_t rc;
     int ret = 0, lineno = 0;
 
-    if (argc > 1 && !strcmp(argv[1], "-t")) {
-        timing = true;
+    while (argc > 1 && '-' == argv[1][0]) {
+        if (!strcmp(argv[1], "-t")) {
+            timing = true;
+        } else if (!strcmp(argv[1], "-i")) {
+            immediate = true;
+        } else {
+            argc = 0; /* usage */
+            break;
+        }
         argv++;
         argc--;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: pmix-client [-t] CORPUS\n");
+        fprintf(stderr, "usage: pmix-client [-t] [-i] CORPUS\n");
         return 2;
     }
     path = argv[1];

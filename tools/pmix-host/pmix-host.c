@@ -3,7 +3,7 @@
  *
  * Job mode:
  *   pmix-host --job JOBFILE [--clients N] --client-cmd "prog args..."
- *             [--tmpdir DIR] [--minimal] [--timeout SEC]
+ *             [--tmpdir DIR] [--minimal] [--timeout SEC] [--verbose]
  *   Initialises the PMIx server library, registers ONE namespace built
  *   from JOBFILE (format: README.md), registers and forks a client for
  *   each rank on the local node (the first N of them if --clients is
@@ -11,7 +11,9 @@
  *   for them, deregisters and finalizes. Exit status 0 iff every client
  *   exited 0. "%r" in the client command is replaced by the rank; the
  *   client also gets RSHM_HOST_RANK=<rank> in its environment.
- *   Prints "pmix-host: register_nspace_us=<n>" to stderr.
+ *   Prints "pmix-host: register_nspace_us=<n>" and, at the end,
+ *   "pmix-host: direct_modex_calls=<n>" to stderr (--verbose also logs
+ *   every direct-modex request). --minimal = "register minimal".
  *
  * Regex mode:
  *   pmix-host [--regex "node001,node002"] [--ppn "0,1;2,3"] [--tmpdir DIR]
@@ -704,15 +706,27 @@ static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pm
     return PMIX_SUCCESS;
 }
 
-/* No other nodes exist, so there is nobody to ask. */
+/* No other nodes exist, so there is nobody to ask: refuse. The
+ * library hands PMIX_ERR_NOT_SUPPORTED back to the client's PMIx_Get,
+ * so a NOT-SUPPORTED answer means "OpenPMIx asked the host". Calls are
+ * counted (and with --verbose logged) so tests can see them. */
+static volatile int dmodex_calls;
+static bool verbose;
+
 static pmix_status_t direct_modex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
                                   pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    (void) proc;
-    (void) info;
-    (void) ninfo;
     (void) cbfunc;
     (void) cbdata;
+    __atomic_add_fetch(&dmodex_calls, 1, __ATOMIC_RELAXED);
+    if (verbose) {
+        fprintf(stderr, "pmix-host: direct_modex %s:%u", proc->nspace, proc->rank);
+        for (size_t i = 0; i < ninfo; i++) {
+            fprintf(stderr, " %s=", info[i].key);
+            fmt_value(stderr, &info[i].value);
+        }
+        fputc('\n', stderr);
+    }
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
@@ -788,7 +802,7 @@ static void print_regex(const char *what, const char *input, const char *out)
 static void usage(void)
 {
     fprintf(stderr, "usage: pmix-host --job JOBFILE --client-cmd \"prog args\" [--clients N]\n"
-                    "                 [--tmpdir DIR] [--minimal] [--timeout SEC]\n"
+                    "                 [--tmpdir DIR] [--minimal] [--timeout SEC] [--verbose]\n"
                     "       pmix-host [--regex NODELIST] [--ppn PPNLIST] [--tmpdir DIR]\n");
     exit(2);
 }
@@ -864,6 +878,10 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "--minimal")) {
             minimal = true;
+            continue;
+        }
+        if (!strcmp(a, "--verbose")) {
+            verbose = true;
             continue;
         }
         if (i + 1 >= argc) {
@@ -1066,6 +1084,7 @@ int main(int argc, char **argv)
         nanosleep(&ts, NULL);
     }
 
+    fprintf(stderr, "pmix-host: direct_modex_calls=%d\n", dmodex_calls);
     PMIx_server_deregister_nspace(job.nspace, op_cb, &w);
     wait_op(&w);
     PMIX_INFO_FREE(reg.v, reg.n);

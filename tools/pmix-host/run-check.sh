@@ -1,0 +1,49 @@
+#!/bin/sh
+# Self-test for pmix-host / pmix-client (run by `make check`).
+#  1. regex mode: compare against the strings OpenPMIx 4.2.2 produced;
+#  2. the 2-node, 8-rank job (4 local clients) with the full registration;
+#  3. the same job with the minimal registration;
+# each client output is sorted and compared with examples/expected-*.out
+# (recorded from OpenPMIx 4.2.2 with its default gds). Set
+# REGEN=1 to rewrite the expected files instead of comparing.
+set -u
+cd "$(dirname "$0")"
+out=check-out
+rm -rf "$out"; mkdir -p "$out"
+fail=0
+
+compare() { # name produced expected
+    if [ "${REGEN:-0}" = 1 ]; then
+        cp "$2" "$3"; echo "check: $1: regenerated $3"
+    elif diff -u "$3" "$2" > "$out/$1.diff"; then
+        echo "check: $1: ok"
+    else
+        echo "check: $1: FAILED (see $out/$1.diff)"; fail=1
+    fi
+}
+
+# 1. regex / ppn strings
+{
+    ./pmix-host --regex "node001,node002,node003,node004" --ppn "0,1;2,3"
+    ./pmix-host --regex "node1,node2,node3,node10,node11" --ppn "0,1,2,3;4,5,6,7"
+    ./pmix-host --regex "alpha,beta,gamma,node001,node003,node002" --ppn "0,2;1,3"
+} > "$out/regex.out" 2>&1
+compare regex "$out/regex.out" examples/expected-regex.out
+
+# 2./3. the job, full and minimal registration
+for v in 2node 2node-minimal; do
+    timeout 120 ./pmix-host --job "examples/job-$v.txt" --timeout 60 \
+        --client-cmd "./pmix-client -t examples/corpus-2node.txt" \
+        > "$out/$v.raw" 2> "$out/$v.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "check: $v: pmix-host exited $rc"; cat "$out/$v.err"; fail=1
+    fi
+    grep register_nspace_us "$out/$v.err"
+    sort -k1,1 -k2,2n "$out/$v.raw" > "$out/$v.out"
+    compare "$v" "$out/$v.out" "examples/expected-$v.out"
+    ./summarize.sh "$out/$v.out" examples/corpus-2node.txt > "$out/$v.summary"
+done
+
+[ $fail -eq 0 ] && echo "check: all ok" || echo "check: FAILED"
+exit $fail
