@@ -720,7 +720,8 @@ static pmix_status_t direct_modex(const pmix_proc_t *proc, const pmix_info_t inf
     (void) cbdata;
     __atomic_add_fetch(&dmodex_calls, 1, __ATOMIC_RELAXED);
     if (verbose) {
-        fprintf(stderr, "pmix-host: direct_modex %s:%u", proc->nspace, proc->rank);
+        fprintf(stderr, "pmix-host: direct_modex %s:", proc->nspace);
+        fmt_rank(stderr, proc->rank);
         for (size_t i = 0; i < ninfo; i++) {
             fprintf(stderr, " %s=", info[i].key);
             fmt_value(stderr, &info[i].value);

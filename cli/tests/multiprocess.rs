@@ -1,0 +1,137 @@
+//! What a writer publishes is read by a separate process (the `rshm` binary, not a fork of the
+//! test harness), and the main job runs end to end.
+
+use std::process::Command;
+
+use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
+
+fn rshm() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rshm"))
+}
+
+fn base() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("rshm-cli-test-")
+        .tempdir_in("/dev/shm")
+        .expect("temp dir")
+}
+
+fn opts(base: &std::path::Path) -> StoreOptions {
+    StoreOptions {
+        base_dir: Some(base.to_path_buf()),
+        sweep: false,
+        ..StoreOptions::default()
+    }
+}
+
+fn get(store: &std::path::Path, realm: &str, key: &str) -> (bool, String) {
+    let out = rshm()
+        .arg("get")
+        .arg(store)
+        .args(["ns", realm, key])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(if out.status.success() {
+        &out.stdout
+    } else {
+        &out.stderr
+    });
+    (out.status.success(), text.trim().to_owned())
+}
+
+#[test]
+fn another_process_reads_what_the_writer_published_and_follows_new_generations() {
+    let base = base();
+    let mut w = Writer::create(opts(base.path())).unwrap();
+    for g in 1..=3u32 {
+        let mut t = TableBuilder::new();
+        t.insert(Realm::Job, "pmix.job.size", &Value::Uint32(100 * g))
+            .unwrap();
+        t.insert(Realm::Proc(3), "card", &Value::ByteObject(vec![g as u8; 4]))
+            .unwrap();
+        let mut tx = w.begin();
+        tx.put_table("ns", part::DATA, &t).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(
+            get(w.path(), "job", "pmix.job.size"),
+            (true, format!("Uint32({})", 100 * g))
+        );
+        let g = g as u8;
+        assert_eq!(
+            get(w.path(), "proc:3", "card"),
+            (true, format!("ByteObject([{g}, {g}, {g}, {g}])"))
+        );
+    }
+    let (ok, msg) = get(w.path(), "proc:4", "card");
+    assert!(!ok && msg.contains("not found"), "{msg}");
+}
+
+#[test]
+fn another_process_refuses_a_store_of_an_unknown_major_version() {
+    use std::os::unix::fs::FileExt;
+    let base = base();
+    let mut w = Writer::create(opts(base.path())).unwrap();
+    let mut t = TableBuilder::new();
+    t.insert(Realm::Job, "k", &Value::Bool(true)).unwrap();
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let anchor = std::fs::OpenOptions::new()
+        .write(true)
+        .open(w.path().join("rshm-anchor"))
+        .unwrap();
+    anchor.write_all_at(&9u16.to_ne_bytes(), 8).unwrap();
+    let (ok, msg) = get(w.path(), "job", "k");
+    assert!(!ok && msg.contains("unsupported rshm format 9.0"), "{msg}");
+}
+
+#[test]
+fn sweep_removes_the_store_of_a_dead_writer_and_keeps_live_ones() {
+    let base = base();
+    // A store whose writer pid cannot exist (pid_max is below 2^22 + 1 on Linux).
+    let dead = base.path().join("rshm-4194305-00000000deadbeef");
+    std::fs::create_dir(&dead).unwrap();
+    std::fs::write(dead.join("rshm-anchor"), b"left by a dead server").unwrap();
+    let live = Writer::create(opts(base.path())).unwrap();
+    let out = rshm().arg("sweep").arg(base.path()).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 removed, 1 alive"), "{text}");
+    assert!(!dead.exists());
+    assert!(live.path().exists());
+}
+
+#[test]
+fn the_main_job_runs_end_to_end() {
+    let base = base();
+    let out = rshm()
+        .args([
+            "demo",
+            "--ranks",
+            "3000",
+            "--readers",
+            "2",
+            "--gets",
+            "4096",
+            "--base",
+        ])
+        .arg(base.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("checked    20000 values against the writer's, all equal"),
+        "{text}"
+    );
+    assert!(text.contains("store removed"));
+    assert_eq!(
+        std::fs::read_dir(base.path()).unwrap().count(),
+        0,
+        "nothing left in the base dir"
+    );
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what rshm needs on a fresh Debian 12 machine (run as root, or with sudo available).
+# Idempotent: installs only what is missing. Sourced by main-job.sh and test.sh.
+set -euo pipefail
+
+APT_PACKAGES=(pkg-config gcc make libpmix-dev libpmix-bin)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+command -v cargo >/dev/null || { echo "setup: cargo not found (install Rust 1.95 with rustup)"; exit 1; }

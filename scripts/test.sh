@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite, with set-up, as CI runs it (.ci/run). See docs/testing.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -q -- -D warnings
+
+step "loom models (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:=2})"
+RUSTFLAGS="--cfg gds_loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS \
+  cargo test -q -p loom-tests --release
+
+step "OpenPMIx host program against Debian's libpmix"
+make -s -C tools/pmix-host check
+
+step "benches compile and run once"
+cargo bench -q -p rshm-benches -- --test
+
+step "unit, integration and multi-process tests"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast
+else
+  cargo test --workspace --no-fail-fast
+fi
