@@ -19,7 +19,7 @@ const KEYS: [&str; 5] = [
 ];
 
 fn store(ranks: u32) -> Writer {
-    let mut t = TableBuilder::new();
+    let mut t = TableBuilder::with_ranks(ranks);
     t.insert(Realm::Job, "pmix.job.size", &Value::Uint32(ranks))
         .unwrap();
     for r in 0..ranks {

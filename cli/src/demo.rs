@@ -35,7 +35,8 @@ fn proc_value(rank: u32, key: &str) -> Value {
 }
 
 fn build(ranks: u32) -> gds::Result<TableBuilder> {
-    let mut t = TableBuilder::new();
+    // Proc columns: the standard per-rank keys cost a few bytes per rank (docs/format.md).
+    let mut t = TableBuilder::with_ranks(ranks);
     let nodes = ranks.div_ceil(PPN);
     t.insert(Realm::Job, "pmix.job.size", &Value::Uint32(ranks))?;
     t.insert(Realm::Job, "pmix.univ.size", &Value::Uint32(ranks))?;

@@ -19,6 +19,7 @@ pub fn parse_realm(s: &str) -> Result<Realm, String> {
         "app" => Realm::App(id()?),
         "node" => Realm::Node(id()?),
         "proc" => Realm::Proc(id()?),
+        "meta" => Realm::Meta,
         _ => {
             return Err(format!(
                 "bad realm {s:?}: job | session:ID | app:N | node:ID | proc:RANK"
@@ -34,6 +35,7 @@ fn realm_text(r: Realm) -> String {
         Realm::App(i) => format!("app:{i}"),
         Realm::Node(i) => format!("node:{i}"),
         Realm::Proc(i) => format!("proc:{i}"),
+        Realm::Meta => "meta".into(),
     }
 }
 

@@ -16,10 +16,14 @@
 //! - `writer`, `reader`: the public store API.
 
 pub mod error;
+#[cfg(not(gds_loom))]
+pub mod jobdata;
 pub mod layout;
 pub mod protocol;
 pub mod sync;
 pub mod value;
+#[cfg(not(gds_loom))]
+mod valueref;
 
 #[cfg(not(gds_loom))]
 mod bytes;
@@ -47,7 +51,9 @@ pub use dir::{default_base_dir, sweep_dead_stores, Ownership, SweepReport};
 #[cfg(not(gds_loom))]
 pub use reader::{Pin, Reader, ReaderStats};
 #[cfg(not(gds_loom))]
-pub use table::TableBuilder;
+pub use table::{TableBuilder, TableView};
+#[cfg(not(gds_loom))]
+pub use valueref::ValueRef;
 #[cfg(not(gds_loom))]
 pub use writer::{StoreOptions, Transaction, Writer};
 

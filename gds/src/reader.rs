@@ -22,7 +22,7 @@ use crate::raw::{atomic_u64, RoMap, SnapshotCell};
 use crate::root::RootView;
 use crate::segment::{self, root_name, table_name, ANCHOR_NAME};
 use crate::table::TableView;
-use crate::value::ArchivedValue;
+use crate::valueref::ValueRef;
 
 /// Environment variable naming the store directory a client attaches to.
 pub const ENV_STORE: &str = "RSHM_STORE";
@@ -127,13 +127,20 @@ impl Snapshot {
     }
 
     fn table(&self, dir: &StoreDir, ns: &str, part: u32) -> std::result::Result<&TableView, Miss> {
-        let root = self.root.as_ref().ok_or(Error::NotFound)?;
-        let i = root.find(ns, part).ok_or(Error::NotFound)?;
+        // Hot path: no `Error` is built unless it is returned (Error has a destructor).
+        let Some(root) = self.root.as_ref() else {
+            return Err(Miss::Err(Error::NotFound));
+        };
+        let Some(i) = root.find(ns, part) else {
+            return Err(Miss::Err(Error::NotFound));
+        };
         let slot = &self.tables[i];
         if let Some(t) = slot.get() {
             return Ok(t);
         }
-        let r = root.get(i).ok_or(Error::Corrupt("root reference"))?;
+        let r = root
+            .get(i)
+            .ok_or_else(|| Error::Corrupt("root reference"))?;
         let (map, _) =
             match segment::open(dir, &table_name(r.nsid, r.part, r.table_gen), Kind::Table) {
                 Ok(m) => m,
@@ -232,9 +239,12 @@ impl Reader {
         part: u32,
         realm: Realm,
         key: &str,
-    ) -> Result<&'p ArchivedValue> {
+    ) -> Result<ValueRef<'p>> {
         let table = self.table(pin, ns, part)?;
-        table.get(realm, key).ok_or(Error::NotFound)
+        match table.get(realm, key) {
+            Some(v) => Ok(v),
+            None => Err(Error::NotFound),
+        }
     }
 
     /// The mapped table `part` of namespace `ns` in the current generation.

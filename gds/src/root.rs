@@ -151,16 +151,22 @@ impl RootView {
         })
     }
 
-    /// Index of (`name`, `part`), by binary search on (hash, name, part).
+    /// Index of (`name`, `part`), by binary search on (hash, name, part). The stored hash is
+    /// compared first: names are only read when hashes are equal.
     pub fn find(&self, name: &str, part: u32) -> Option<usize> {
-        let want = (key_hash(name.as_bytes()), name.as_bytes(), part);
+        let want_hash = key_hash(name.as_bytes());
         let b = self.map.bytes();
         let (mut lo, mut hi) = (0usize, self.count);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            let hash = u64_at(b, self.refs_off + mid * REF)?;
-            let r = self.get(mid)?;
-            match (hash, r.name, r.part).cmp(&want) {
+            let ord = match u64_at(b, self.refs_off + mid * REF)?.cmp(&want_hash) {
+                Ordering::Equal => {
+                    let r = self.get(mid)?;
+                    (r.name, r.part).cmp(&(name.as_bytes(), part))
+                }
+                ord => ord,
+            };
+            match ord {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
                 Ordering::Equal => return Some(mid),

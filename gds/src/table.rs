@@ -12,12 +12,13 @@ use std::sync::Arc;
 use crate::bytes::{slice_at, u16_at, u32_at, u64_at, Encoder};
 use crate::error::{Error, Result};
 use crate::layout::{
-    entry_hash, key_hash, slots_for, Entry, KeyEntry, Kind, Realm, TableHeader, HEADER_LEN,
-    MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN, VALUE_ALIGN,
+    entry_hash, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, Realm, TableHeader,
+    COLUMNS, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN, VALUE_ALIGN,
 };
 use crate::raw::{RoMap, ValidatedValues};
 use crate::segment::encode_header;
-use crate::value::{ArchivedValue, Value};
+use crate::value::Value;
+use crate::valueref::ValueRef;
 
 /// Builds a table: (realm, key) → value, latest insert wins.
 #[derive(Default, Clone)]
@@ -26,6 +27,25 @@ pub struct TableBuilder {
     keys: Vec<Box<str>>,
     /// (class, id, builder key id) → archived value bytes.
     entries: HashMap<(u16, u32, u32), Box<[u8]>>,
+    /// Ranks covered by proc columns (0: none).
+    ranks: u32,
+    /// Proc columns (format.md "Proc columns"), allocated on first use; all-ones = absent.
+    columns: [Option<Vec<u32>>; COLUMNS.len()],
+}
+
+/// The column of `key`, if it has one.
+fn column_of(key: &str) -> Option<usize> {
+    COLUMNS.iter().position(|c| c.key == key)
+}
+
+/// The column value of `value` if its type is the column's and it is not the absent pattern.
+fn column_value(kind: ColumnKind, value: &Value) -> Option<u32> {
+    match (kind, value) {
+        (ColumnKind::Uint16, Value::Uint16(v)) if *v != u16::MAX => Some(*v as u32),
+        (ColumnKind::Uint32, Value::Uint32(v)) if *v != u32::MAX => Some(*v),
+        (ColumnKind::ProcRank, Value::ProcRank(v)) if *v != u32::MAX => Some(*v),
+        _ => None,
+    }
 }
 
 impl TableBuilder {
@@ -33,8 +53,35 @@ impl TableBuilder {
         Self::default()
     }
 
+    /// A builder that stores the standard proc keys of ranks `0..ranks` densely (proc columns).
+    pub fn with_ranks(ranks: u32) -> Self {
+        TableBuilder {
+            ranks,
+            ..Self::default()
+        }
+    }
+
     /// Insert or replace the value of `key` in `realm`.
     pub fn insert(&mut self, realm: Realm, key: &str, value: &Value) -> Result<()> {
+        if let (Realm::Proc(r), Some(c)) = (realm, column_of(key)) {
+            if r < self.ranks {
+                let ranks = self.ranks as usize;
+                let col = &mut self.columns[c];
+                match column_value(COLUMNS[c].kind, value) {
+                    Some(v) => {
+                        col.get_or_insert_with(|| vec![u32::MAX; ranks])[r as usize] = v;
+                        self.remove_entry(realm, key);
+                        return Ok(());
+                    }
+                    // Another type, or the absent pattern: an entry holds it.
+                    None => {
+                        if let Some(col) = col {
+                            col[r as usize] = u32::MAX;
+                        }
+                    }
+                }
+            }
+        }
         let archived = value.archive()?;
         self.insert_archived(realm, key, archived.as_slice().into())
     }
@@ -66,6 +113,20 @@ impl TableBuilder {
 
     /// Remove the value of `key` in `realm`; true if there was one.
     pub fn remove(&mut self, realm: Realm, key: &str) -> bool {
+        let mut removed = false;
+        if let (Realm::Proc(r), Some(c)) = (realm, column_of(key)) {
+            if let Some(slot) = self.columns[c]
+                .as_mut()
+                .and_then(|col| col.get_mut(r as usize))
+            {
+                removed = *slot != u32::MAX;
+                *slot = u32::MAX;
+            }
+        }
+        self.remove_entry(realm, key) || removed
+    }
+
+    fn remove_entry(&mut self, realm: Realm, key: &str) -> bool {
         let Some(&kid) = self.key_ids.get(key) else {
             return false;
         };
@@ -73,32 +134,48 @@ impl TableBuilder {
         self.entries.remove(&(class, id, kid)).is_some()
     }
 
-    /// Number of (realm, key) entries.
+    /// Number of (realm, key) values, entries and column values alike.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        let in_columns: usize = self
+            .columns
+            .iter()
+            .flatten()
+            .map(|col| col.iter().filter(|v| **v != u32::MAX).count())
+            .sum();
+        self.entries.len() + in_columns
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// Encode the segment for generation `generation` (header state BUILDING).
     /// Deterministic: the same contents give the same bytes whatever the insertion order.
     pub fn encode(&self, generation: u64) -> Result<Vec<u8>> {
-        // Only keys that still have an entry, in byte order: ids are stable for equal contents.
-        let mut used: Vec<u32> = {
+        // Keys that still have an entry, and the keys of present columns, in byte order: ids
+        // are stable for equal contents.
+        let mut names: Vec<&str> = {
             let mut seen = vec![false; self.keys.len()];
             for &(_, _, k) in self.entries.keys() {
                 seen[k as usize] = true;
             }
-            (0..self.keys.len() as u32)
-                .filter(|&k| seen[k as usize])
+            (0..self.keys.len())
+                .filter(|&k| seen[k])
+                .map(|k| &*self.keys[k])
                 .collect()
         };
-        used.sort_by(|a, b| self.keys[*a as usize].cmp(&self.keys[*b as usize]));
+        for (c, col) in COLUMNS.iter().enumerate() {
+            if self.columns[c].is_some() {
+                names.push(col.key);
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
         let mut final_id = vec![u32::MAX; self.keys.len()];
-        for (new, &old) in used.iter().enumerate() {
-            final_id[old as usize] = new as u32;
+        for (new, name) in names.iter().enumerate() {
+            if let Some(&old) = self.key_ids.get(*name) {
+                final_id[old as usize] = new as u32;
+            }
         }
         let mut entries: Vec<(u16, u32, u32, &[u8])> = self
             .entries
@@ -107,7 +184,7 @@ impl TableBuilder {
             .collect();
         entries.sort_unstable_by_key(|e| (e.0, e.1, e.2));
 
-        let key_count = used.len();
+        let key_count = names.len();
         let key_slots = slots_for(key_count);
         let entry_count = entries.len();
         let entry_slots = slots_for(entry_count);
@@ -127,8 +204,8 @@ impl TableBuilder {
         let keys_off = enc.len();
         let mut str_off = 0u32;
         let mut hashes = Vec::with_capacity(key_count);
-        for &k in &used {
-            let key = self.keys[k as usize].as_bytes();
+        for name in &names {
+            let key = name.as_bytes();
             let h = key_hash(key);
             hashes.push(h);
             enc.u64(h);
@@ -149,8 +226,8 @@ impl TableBuilder {
         slots.iter().for_each(|&s| enc.u32(s));
         enc.pad_to(REGION_ALIGN);
         let strings_off = enc.len();
-        for &k in &used {
-            enc.bytes(self.keys[k as usize].as_bytes());
+        for name in &names {
+            enc.bytes(name.as_bytes());
         }
         let strings_len = enc.len() - strings_off;
 
@@ -178,6 +255,20 @@ impl TableBuilder {
         let entry_index_off = enc.len();
         slots.iter().for_each(|&s| enc.u32(s));
 
+        // Proc columns, present ones in column order, each 8-aligned.
+        enc.pad_to(REGION_ALIGN);
+        let columns_off = enc.len();
+        let mut column_mask = 0u32;
+        for (c, col) in self.columns.iter().enumerate() {
+            let Some(col) = col else { continue };
+            column_mask |= 1 << c;
+            enc.pad_to(REGION_ALIGN);
+            match COLUMNS[c].kind {
+                ColumnKind::Uint16 => col.iter().for_each(|&v| enc.u16(v as u16)),
+                ColumnKind::Uint32 | ColumnKind::ProcRank => col.iter().for_each(|&v| enc.u32(v)),
+            }
+        }
+
         // Values, each 16-aligned.
         for (i, &(_, _, _, bytes)) in entries.iter().enumerate() {
             enc.pad_to(VALUE_ALIGN);
@@ -200,6 +291,11 @@ impl TableBuilder {
         enc.put_u32(th + 44, entry_slots as u32);
         enc.put_u64(th + 48, entries_off);
         enc.put_u64(th + 56, entry_index_off);
+        if column_mask != 0 {
+            enc.put_u32(th + 64, self.ranks);
+            enc.put_u32(th + 68, column_mask);
+            enc.put_u64(th + 72, columns_off);
+        }
         Ok(enc.buf)
     }
 }
@@ -208,6 +304,8 @@ impl TableBuilder {
 pub struct TableView {
     values: ValidatedValues,
     h: TableHeader,
+    /// Per column: (key id, byte offset) when present.
+    columns: [Option<(u32, usize)>; COLUMNS.len()],
 }
 
 const KEY_REC: u64 = size_of::<KeyEntry>() as u64;
@@ -232,6 +330,10 @@ impl TableView {
             entry_slots: r32(44)?,
             entries_off: r64(48)?,
             entry_index_off: r64(56)?,
+            rank_count: r32(64)?,
+            column_mask: r32(68)?,
+            columns_off: r64(72)?,
+            reserved: [0; 48],
         };
         let region = |off: u64, count: u32, size: u64, what: &'static str| -> Result<()> {
             let len = (count as u64)
@@ -288,7 +390,56 @@ impl TableView {
         }
         let values =
             ValidatedValues::validate(map, h.entries_off as usize, h.entry_count as usize)?;
-        Ok(TableView { values, h })
+        let mut view = TableView {
+            values,
+            h,
+            columns: [None; COLUMNS.len()],
+        };
+        if h.column_mask >> COLUMNS.len() != 0 {
+            return Err(Error::Corrupt("unknown proc column"));
+        }
+        let mut off = h.columns_off;
+        for (c, col) in COLUMNS.iter().enumerate() {
+            if h.column_mask & (1 << c) == 0 {
+                continue;
+            }
+            off = off
+                .checked_next_multiple_of(REGION_ALIGN as u64)
+                .ok_or_else(corrupt("proc columns"))?;
+            let len = h.rank_count as u64 * col.kind.width() as u64;
+            slice_at(view.bytes(), off, len).ok_or_else(corrupt("proc column out of bounds"))?;
+            let kid = view
+                .key_id(col.key.as_bytes())
+                .ok_or_else(corrupt("proc column key"))?;
+            view.columns[c] = Some((kid, off as usize));
+            off += len;
+        }
+        Ok(view)
+    }
+
+    /// The proc-column value of (`rank`, key id `kid`), if a column holds it.
+    fn column(&self, kid: u32, rank: u32) -> Option<ValueRef<'_>> {
+        if rank >= self.h.rank_count {
+            return None;
+        }
+        let c = self
+            .columns
+            .iter()
+            .position(|c| c.is_some_and(|(k, _)| k == kid))?;
+        let (_, off) = self.columns[c]?;
+        let b = self.bytes();
+        let v = match COLUMNS[c].kind {
+            ColumnKind::Uint16 => match u16_at(b, off + rank as usize * 2)? {
+                u16::MAX => return None,
+                v => ValueRef::Uint16(v),
+            },
+            kind => match u32_at(b, off + rank as usize * 4)? {
+                u32::MAX => return None,
+                v if kind == ColumnKind::ProcRank => ValueRef::ProcRank(v),
+                v => ValueRef::Uint32(v),
+            },
+        };
+        Some(v)
     }
 
     fn bytes(&self) -> &[u8] {
@@ -335,6 +486,11 @@ impl TableView {
         }
         let b = self.bytes();
         let (class, id) = realm.class_id();
+        // The first 12 bytes of the record we look for: class, flags (0), id, key_id.
+        let mut want = [0u8; 12];
+        want[0..2].copy_from_slice(&class.to_ne_bytes());
+        want[4..8].copy_from_slice(&id.to_ne_bytes());
+        want[8..12].copy_from_slice(&kid.to_ne_bytes());
         let mask = self.h.entry_slots as u64 - 1;
         let mut s = entry_hash(class, id, kid) & mask;
         for _ in 0..self.h.entry_slots {
@@ -344,7 +500,7 @@ impl TableView {
             }
             let e = (slot - 1) as usize;
             let rec = self.h.entries_off as usize + e * ENTRY_REC as usize;
-            if u16_at(b, rec)? == class && u32_at(b, rec + 4)? == id && u32_at(b, rec + 8)? == kid {
+            if b.get(rec..rec + 12)? == want {
                 return Some(e);
             }
             s = (s + 1) & mask;
@@ -353,29 +509,48 @@ impl TableView {
     }
 
     /// The value of `key` in `realm`.
-    pub fn get(&self, realm: Realm, key: &str) -> Option<&ArchivedValue> {
+    pub fn get(&self, realm: Realm, key: &str) -> Option<ValueRef<'_>> {
         let kid = self.key_id(key.as_bytes())?;
-        self.values.value(self.entry(realm, kid)?)
+        if let Realm::Proc(rank) = realm {
+            if let Some(v) = self.column(kid, rank) {
+                return Some(v);
+            }
+        }
+        self.values
+            .value(self.entry(realm, kid)?)
+            .map(ValueRef::Archived)
     }
 
-    /// Every entry in (realm, key) order: (realm, key, value). Unknown classes are skipped.
-    pub fn entries(&self) -> impl Iterator<Item = (Realm, &[u8], &ArchivedValue)> + '_ {
+    /// Every value: the entries in (realm, key) order, then the proc columns by column and rank.
+    /// Entries of unknown classes are skipped.
+    pub fn entries(&self) -> impl Iterator<Item = (Realm, &[u8], ValueRef<'_>)> + '_ {
         let b = self.bytes();
-        (0..self.h.entry_count as usize).filter_map(move |e| {
+        let entries = (0..self.h.entry_count as usize).filter_map(move |e| {
             let rec = self.h.entries_off as usize + e * ENTRY_REC as usize;
             let realm = Realm::from_class_id(u16_at(b, rec)?, u32_at(b, rec + 4)?)?;
             let key = self.key_str(u32_at(b, rec + 8)?)?;
-            Some((realm, key, self.values.value(e)?))
-        })
+            Some((realm, key, ValueRef::Archived(self.values.value(e)?)))
+        });
+        let columns = self.columns.iter().flatten().flat_map(move |&(kid, _)| {
+            (0..self.h.rank_count).filter_map(move |r| {
+                Some((Realm::Proc(r), self.key_str(kid)?, self.column(kid, r)?))
+            })
+        });
+        entries.chain(columns)
     }
 
-    /// Number of entries.
+    /// Number of entries (not counting proc-column values).
     pub fn len(&self) -> usize {
         self.h.entry_count as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.h.entry_count == 0
+        self.h.entry_count == 0 && self.h.column_mask == 0
+    }
+
+    /// Ranks covered by proc columns.
+    pub fn rank_count(&self) -> u32 {
+        self.h.rank_count
     }
 
     /// Size of the mapped segment in bytes.

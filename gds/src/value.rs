@@ -364,6 +364,65 @@ impl Value {
 }
 
 impl ArchivedValue {
+    /// The `pmix_data_type_t` code of this value, without deserializing it.
+    pub fn type_code(&self) -> u16 {
+        use types as t;
+        match self {
+            ArchivedValue::Undef => t::UNDEF,
+            ArchivedValue::Bool(_) => t::BOOL,
+            ArchivedValue::Byte(_) => t::BYTE,
+            ArchivedValue::String(_) => t::STRING,
+            ArchivedValue::Size(_) => t::SIZE,
+            ArchivedValue::Pid(_) => t::PID,
+            ArchivedValue::Int(_) => t::INT,
+            ArchivedValue::Int8(_) => t::INT8,
+            ArchivedValue::Int16(_) => t::INT16,
+            ArchivedValue::Int32(_) => t::INT32,
+            ArchivedValue::Int64(_) => t::INT64,
+            ArchivedValue::Uint(_) => t::UINT,
+            ArchivedValue::Uint8(_) => t::UINT8,
+            ArchivedValue::Uint16(_) => t::UINT16,
+            ArchivedValue::Uint32(_) => t::UINT32,
+            ArchivedValue::Uint64(_) => t::UINT64,
+            ArchivedValue::Float(_) => t::FLOAT,
+            ArchivedValue::Double(_) => t::DOUBLE,
+            ArchivedValue::Timeval { .. } => t::TIMEVAL,
+            ArchivedValue::Time(_) => t::TIME,
+            ArchivedValue::Status(_) => t::STATUS,
+            ArchivedValue::Proc(_) => t::PROC,
+            ArchivedValue::ByteObject(_) => t::BYTE_OBJECT,
+            ArchivedValue::Persistence(_) => t::PERSIST,
+            ArchivedValue::Scope(_) => t::SCOPE,
+            ArchivedValue::DataRange(_) => t::DATA_RANGE,
+            ArchivedValue::DataType(_) => t::DATA_TYPE,
+            ArchivedValue::ProcState(_) => t::PROC_STATE,
+            ArchivedValue::ProcInfo(_) => t::PROC_INFO,
+            ArchivedValue::DataArray(_) => t::DATA_ARRAY,
+            ArchivedValue::Info(_) => t::INFO,
+            ArchivedValue::CompressedString(_) => t::COMPRESSED_STRING,
+            ArchivedValue::AllocDirective(_) => t::ALLOC_DIRECTIVE,
+            ArchivedValue::IofChannel(_) => t::IOF_CHANNEL,
+            ArchivedValue::Envar(_) => t::ENVAR,
+            ArchivedValue::Coord(_) => t::COORD,
+            ArchivedValue::Regex(_) => t::REGEX,
+            ArchivedValue::JobState(_) => t::JOB_STATE,
+            ArchivedValue::LinkState(_) => t::LINK_STATE,
+            ArchivedValue::ProcCpuset(_) => t::PROC_CPUSET,
+            ArchivedValue::Geometry(_) => t::GEOMETRY,
+            ArchivedValue::DeviceDistance(_) => t::DEVICE_DIST,
+            ArchivedValue::Endpoint(_) => t::ENDPOINT,
+            ArchivedValue::DeviceType(_) => t::DEVTYPE,
+            ArchivedValue::Locality(_) => t::LOCTYPE,
+            ArchivedValue::CompressedBytes(_) => t::COMPRESSED_BYTE_OBJECT,
+            ArchivedValue::ProcNspace(_) => t::PROC_NSPACE,
+            ArchivedValue::ProcRank(_) => t::PROC_RANK,
+            ArchivedValue::StorMedium(_) => t::STOR_MEDIUM,
+            ArchivedValue::StorAccess(_) => t::STOR_ACCESS,
+            ArchivedValue::StorPersist(_) => t::STOR_PERSIST,
+            ArchivedValue::StorAccessType(_) => t::STOR_ACCESS_TYPE,
+        }
+    }
+
     /// Deserialize into an owned [`Value`] (the copy path; the read path uses the archive).
     pub fn to_value(&self) -> Value {
         // Infallible for a validated archive: every archived field has an owned counterpart.

@@ -52,7 +52,7 @@ fn write_store(base: &Path) -> Writer {
         ..StoreOptions::default()
     })
     .unwrap();
-    let mut t = TableBuilder::new();
+    let mut t = TableBuilder::with_ranks(4);
     for (realm, key, v) in contents() {
         t.insert(realm, key, &v).unwrap();
     }

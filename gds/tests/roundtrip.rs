@@ -132,3 +132,88 @@ fn writer_refuses_bad_arguments_with_typed_errors() {
         "failed puts leave no file"
     );
 }
+
+#[test]
+fn standard_proc_keys_live_in_dense_columns_and_other_types_fall_back_to_entries() {
+    use gds::value::types;
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let ranks = 1000u32;
+    let mut t = TableBuilder::with_ranks(ranks);
+    for r in 0..ranks {
+        t.insert(
+            Realm::Proc(r),
+            "pmix.lrank",
+            &gds::Value::Uint16((r % 64) as u16),
+        )
+        .unwrap();
+        t.insert(Realm::Proc(r), "pmix.nodeid", &gds::Value::Uint32(r / 64))
+            .unwrap();
+        t.insert(Realm::Proc(r), "pmix.grank", &gds::Value::ProcRank(r + 5))
+            .unwrap();
+    }
+    // A host that registers a column key with another type, or the absent pattern, keeps it.
+    t.insert(Realm::Proc(7), "pmix.lrank", &gds::Value::Uint32(7))
+        .unwrap();
+    t.insert(Realm::Proc(8), "pmix.nodeid", &gds::Value::Uint32(u32::MAX))
+        .unwrap();
+    // Beyond the column range, and replaced then removed values.
+    t.insert(Realm::Proc(ranks + 1), "pmix.lrank", &gds::Value::Uint16(1))
+        .unwrap();
+    t.insert(Realm::Proc(9), "pmix.grank", &gds::Value::ProcRank(99))
+        .unwrap();
+    assert!(t.remove(Realm::Proc(10), "pmix.grank"));
+    let mut tx = w.begin();
+    tx.put_table("cols", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    let get = |rank, key| {
+        r.get(&pin, "cols", part::DATA, Realm::Proc(rank), key)
+            .map(|v| (v.type_code(), v.to_value()))
+    };
+    assert_eq!(
+        get(65, "pmix.lrank").unwrap(),
+        (types::UINT16, gds::Value::Uint16(1))
+    );
+    assert_eq!(
+        get(65, "pmix.nodeid").unwrap(),
+        (types::UINT32, gds::Value::Uint32(1))
+    );
+    assert_eq!(
+        get(65, "pmix.grank").unwrap(),
+        (types::PROC_RANK, gds::Value::ProcRank(70))
+    );
+    assert_eq!(
+        get(7, "pmix.lrank").unwrap(),
+        (types::UINT32, gds::Value::Uint32(7))
+    );
+    assert_eq!(
+        get(8, "pmix.nodeid").unwrap().1,
+        gds::Value::Uint32(u32::MAX)
+    );
+    assert_eq!(
+        get(ranks + 1, "pmix.lrank").unwrap().1,
+        gds::Value::Uint16(1)
+    );
+    assert_eq!(get(9, "pmix.grank").unwrap().1, gds::Value::ProcRank(99));
+    assert!(matches!(get(10, "pmix.grank"), Err(Error::NotFound)));
+    assert!(
+        matches!(get(0, "pmix.appnum"), Err(Error::NotFound)),
+        "absent column"
+    );
+    assert!(matches!(get(ranks + 2, "pmix.lrank"), Err(Error::NotFound)));
+    // Dense: 2 + 4 + 4 bytes per rank plus a few entries.
+    let table = r.table(&pin, "cols", part::DATA).unwrap();
+    assert!(
+        table.mapped_len() < 1000 * 10 + 4096,
+        "{} bytes",
+        table.mapped_len()
+    );
+    assert_eq!(
+        table.entries().count(),
+        3 * 1000 - 1 + 1,
+        "every value is listed once"
+    );
+}

@@ -4,6 +4,7 @@
  * Job mode:
  *   pmix-host --job JOBFILE [--clients N] --client-cmd "prog args..."
  *             [--tmpdir DIR] [--minimal] [--timeout SEC] [--verbose]
+ *             [--dump-registration FILE]
  *   Initialises the PMIx server library, registers ONE namespace built
  *   from JOBFILE (format: README.md), registers and forks a client for
  *   each rank on the local node (the first N of them if --clients is
@@ -14,6 +15,8 @@
  *   Prints "pmix-host: register_nspace_us=<n>" and, at the end,
  *   "pmix-host: direct_modex_calls=<n>" to stderr (--verbose also logs
  *   every direct-modex request). --minimal = "register minimal".
+ *   --dump-registration FILE writes the exact info array passed to
+ *   PMIx_server_register_nspace (format: README.md, "Registration dump").
  *
  * Regex mode:
  *   pmix-host [--regex "node001,node002"] [--ppn "0,1;2,3"] [--tmpdir DIR]
@@ -625,6 +628,72 @@ static void build_registration(infolist_t *top, const char *client_cmd)
 }
 
 /* ------------------------------------------------------------------ */
+/* --dump-registration                                                 */
+/* ------------------------------------------------------------------ */
+
+/* One info (and, for a data array of PMIX_INFO, its children) per line:
+ *   <indent><depth> <key> <PMIX_TYPE_NAME> <value>
+ * indent = 2 blanks per depth. Values are the canonical text (fmt_value)
+ * except where that would lose information:
+ *   PMIX_REGEX / PMIX_STRING: every byte, quoted (a regex keeps its NUL);
+ *   PMIX_STATUS: the decimal code;
+ *   data array of PMIX_INFO: "PMIX_INFO <n>", the n elements follow
+ *   at depth+1; other data arrays: "<ELEM_TYPE> <n> [a,b,...]". */
+static void dump_infos(FILE *f, const pmix_info_t *v, size_t n, int depth)
+{
+    for (size_t i = 0; i < n; i++) {
+        const pmix_value_t *val = &v[i].value;
+        fprintf(f, "%*s%d %s %s ", 2 * depth, "", depth, v[i].key, PMIx_Data_type_string(val->type));
+        switch (val->type) {
+        case PMIX_REGEX:
+            fmt_bytes_quoted(f, val->data.bo.bytes, val->data.bo.size);
+            fputc('\n', f);
+            break;
+        case PMIX_STATUS:
+            fprintf(f, "%d\n", (int) val->data.status);
+            break;
+        case PMIX_DATA_ARRAY: {
+            const pmix_data_array_t *d = val->data.darray;
+            if (NULL == d) {
+                fputs("PMIX_UNDEF 0\n", f);
+            } else if (PMIX_INFO == d->type) {
+                fprintf(f, "PMIX_INFO %zu\n", d->size);
+                dump_infos(f, (const pmix_info_t *) d->array, d->size, depth + 1);
+            } else {
+                fprintf(f, "%s %zu ", PMIx_Data_type_string(d->type), d->size);
+                fmt_value(f, val);
+                fputc('\n', f);
+            }
+            break;
+        }
+        default:
+            fmt_value(f, val);
+            fputc('\n', f);
+            break;
+        }
+    }
+}
+
+/* The header lines, then every top-level info (see README.md,
+ * "Registration dump"). */
+static void dump_registration(const char *path, const infolist_t *reg, uint32_t nlocalprocs)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        die("cannot write %s: %s", path, strerror(errno));
+    }
+    fprintf(f, "# pmix-host registration dump v1\n");
+    fprintf(f, "nspace %s\n", job.nspace);
+    fprintf(f, "local %s\n", job.nodes[job.local].name);
+    fprintf(f, "nlocalprocs %u\n", nlocalprocs);
+    fprintf(f, "ninfo %zu\n", reg->n);
+    dump_infos(f, reg->v, reg->n, 0);
+    if (fclose(f)) {
+        die("writing %s: %s", path, strerror(errno));
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* server module                                                       */
 /* ------------------------------------------------------------------ */
 
@@ -804,6 +873,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: pmix-host --job JOBFILE --client-cmd \"prog args\" [--clients N]\n"
                     "                 [--tmpdir DIR] [--minimal] [--timeout SEC] [--verbose]\n"
+                    "                 [--dump-registration FILE]\n"
                     "       pmix-host [--regex NODELIST] [--ppn PPNLIST] [--tmpdir DIR]\n");
     exit(2);
 }
@@ -870,6 +940,7 @@ static void env_set(char ***envp, const char *name, const char *val)
 int main(int argc, char **argv)
 {
     const char *jobfile = NULL, *client_cmd = NULL, *tmpdir = NULL, *regex_in = NULL, *ppn_in = NULL;
+    const char *dump_path = NULL;
     int nclients = -1, timeout = 60, failures = 0;
     bool minimal = false, own_tmpdir = false;
     char tmpl[] = "/tmp/pmix-host.XXXXXX";
@@ -898,6 +969,8 @@ int main(int argc, char **argv)
             tmpdir = argv[++i];
         } else if (!strcmp(a, "--timeout")) {
             timeout = atoi(argv[++i]);
+        } else if (!strcmp(a, "--dump-registration")) {
+            dump_path = argv[++i];
         } else if (!strcmp(a, "--regex")) {
             regex_in = argv[++i];
         } else if (!strcmp(a, "--ppn")) {
@@ -972,6 +1045,9 @@ int main(int argc, char **argv)
     /* register the namespace (timed, call to completion callback) */
     infolist_t reg = {0};
     build_registration(&reg, client_cmd);
+    if (dump_path) {
+        dump_registration(dump_path, &reg, (uint32_t) me->nranks);
+    }
     waiter_t w = WAITER_INIT;
     long long t0 = now_us();
     rc = PMIx_server_register_nspace(job.nspace, me->nranks, reg.v, reg.n, op_cb, &w);

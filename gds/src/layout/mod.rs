@@ -117,7 +117,7 @@ const _: () = {
 
 /// The table segment's body header (format.md section 6).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct TableHeader {
     pub key_count: u32,
     pub key_slots: u32,
@@ -129,9 +129,16 @@ pub struct TableHeader {
     pub entry_slots: u32,
     pub entries_off: u64,
     pub entry_index_off: u64,
+    pub rank_count: u32,
+    pub column_mask: u32,
+    pub columns_off: u64,
+    pub reserved: [u8; 48],
 }
 const _: () = {
-    assert!(size_of::<TableHeader>() == 64);
+    assert!(size_of::<TableHeader>() == 128);
+    assert!(offset_of!(TableHeader, rank_count) == 64);
+    assert!(offset_of!(TableHeader, column_mask) == 68);
+    assert!(offset_of!(TableHeader, columns_off) == 72);
     assert!(offset_of!(TableHeader, keys_off) == 8);
     assert!(offset_of!(TableHeader, key_index_off) == 16);
     assert!(offset_of!(TableHeader, strings_off) == 24);
@@ -184,6 +191,8 @@ pub enum Realm {
     Node(u32),
     /// Process realm, by rank.
     Proc(u32),
+    /// Store metadata (keys `rshm.*`): how the writer resolved the job, never a PMIx answer.
+    Meta,
 }
 
 impl Realm {
@@ -195,6 +204,7 @@ impl Realm {
             Realm::App(id) => (3, id),
             Realm::Node(id) => (4, id),
             Realm::Proc(id) => (5, id),
+            Realm::Meta => (6, 0),
         }
     }
 
@@ -206,7 +216,63 @@ impl Realm {
             3 => Some(Realm::App(id)),
             4 => Some(Realm::Node(id)),
             5 => Some(Realm::Proc(id)),
+            6 => Some(Realm::Meta),
             _ => None,
+        }
+    }
+}
+
+/// The proc columns of format.md section 6 ("Proc columns"), in column order.
+pub const COLUMNS: [Column; 6] = [
+    Column {
+        key: "pmix.lrank",
+        kind: ColumnKind::Uint16,
+    },
+    Column {
+        key: "pmix.nrank",
+        kind: ColumnKind::Uint16,
+    },
+    Column {
+        key: "pmix.nodeid",
+        kind: ColumnKind::Uint32,
+    },
+    Column {
+        key: "pmix.appnum",
+        kind: ColumnKind::Uint32,
+    },
+    Column {
+        key: "pmix.apprank",
+        kind: ColumnKind::ProcRank,
+    },
+    Column {
+        key: "pmix.grank",
+        kind: ColumnKind::ProcRank,
+    },
+];
+
+/// One proc column: its key and value type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub key: &'static str,
+    pub kind: ColumnKind,
+}
+
+/// The PMIx type (and so width and absent pattern) of a proc column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnKind {
+    /// PMIX_UINT16, 2 bytes, absent 0xFFFF.
+    Uint16,
+    /// PMIX_UINT32, 4 bytes, absent 0xFFFFFFFF.
+    Uint32,
+    /// PMIX_PROC_RANK, 4 bytes, absent 0xFFFFFFFF.
+    ProcRank,
+}
+
+impl ColumnKind {
+    pub const fn width(self) -> usize {
+        match self {
+            ColumnKind::Uint16 => 2,
+            ColumnKind::Uint32 | ColumnKind::ProcRank => 4,
         }
     }
 }
