@@ -3,6 +3,8 @@
 #  1. regex mode: compare against the strings OpenPMIx 4.2.2 produced;
 #  2. the 2-node, 8-rank job (4 local clients) with the full registration;
 #  3. the same job with the minimal registration;
+#  (2./3. also dump the registration, --dump-registration, compared with
+#  examples/expected-*.reg after replacing the working directory by @CWD@)
 # each client output is sorted and compared with examples/expected-*.out
 # (recorded from OpenPMIx 4.2.2 with its default gds). Set
 # REGEN=1 to rewrite the expected files instead of comparing.
@@ -33,6 +35,7 @@ compare regex "$out/regex.out" examples/expected-regex.out
 # 2./3. the job, full and minimal registration
 for v in 2node 2node-minimal; do
     timeout 120 ./pmix-host --job "examples/job-$v.txt" --timeout 60 \
+        --dump-registration "$out/$v.reg.raw" \
         --client-cmd "./pmix-client -t examples/corpus-2node.txt" \
         > "$out/$v.raw" 2> "$out/$v.err"
     rc=$?
@@ -43,6 +46,9 @@ for v in 2node 2node-minimal; do
     sort -k1,1 -k2,2n "$out/$v.raw" > "$out/$v.out"
     compare "$v" "$out/$v.out" "examples/expected-$v.out"
     ./summarize.sh "$out/$v.out" examples/corpus-2node.txt > "$out/$v.summary"
+    # the app arrays hold PMIX_WDIR = our cwd: make the dump location-independent
+    sed "s|\"$(pwd)\"|\"@CWD@\"|" "$out/$v.reg.raw" > "$out/$v.reg"
+    compare "$v-reg" "$out/$v.reg" "examples/expected-$v.reg"
 done
 
 [ $fail -eq 0 ] && echo "check: all ok" || echo "check: FAILED"

@@ -1,4 +1,12 @@
 //! PMIx job data: what a server hands the store at `PMIx_server_register_nspace`, laid out so that
-//! a client's PMIx_Get of a reserved key is a lookup (standard ch. 6, 17.2.3).
+//! a client's PMIx_Get of a reserved key is a lookup (standard ch. 6, 17.2.3). See docs/jobdata.md.
 
+pub mod keys;
+pub mod maps;
 pub mod query;
+pub mod register;
+pub mod resolve;
+
+pub use query::{Qualifiers, TargetRank};
+pub use register::{build, JobSummary};
+pub use resolve::get;

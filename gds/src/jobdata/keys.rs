@@ -1,0 +1,133 @@
+//! Reserved keys the job-data layer knows by name, and each key's default realm (standard 6.1.1
+//! to 6.1.5). A key not listed here defaults to the process realm (6.2.1.4).
+
+#![forbid(unsafe_code)]
+
+pub const SESSION_INFO_ARRAY: &str = "pmix.ssn.arr";
+pub const JOB_INFO_ARRAY: &str = "pmix.job.arr";
+pub const APP_INFO_ARRAY: &str = "pmix.app.arr";
+pub const NODE_INFO_ARRAY: &str = "pmix.node.arr";
+pub const PROC_INFO_ARRAY: &str = "pmix.pdata";
+
+pub const SESSION_ID: &str = "pmix.session.id";
+pub const APPNUM: &str = "pmix.appnum";
+pub const NODEID: &str = "pmix.nodeid";
+pub const HOSTNAME: &str = "pmix.hname";
+pub const RANK: &str = "pmix.rank";
+
+pub const NODE_MAP: &str = "pmix.nmap";
+pub const PROC_MAP: &str = "pmix.pmap";
+pub const NODE_MAP_RAW: &str = "pmix.nmap.raw";
+pub const PROC_MAP_RAW: &str = "pmix.pmap.raw";
+
+pub const JOB_SIZE: &str = "pmix.job.size";
+pub const MAX_PROCS: &str = "pmix.max.size";
+pub const NUM_NODES: &str = "pmix.num.nodes";
+pub const NODE_LIST: &str = "pmix.nlist";
+pub const LOCAL_PEERS: &str = "pmix.lpeers";
+pub const LOCAL_SIZE: &str = "pmix.local.size";
+pub const LOCALLDR: &str = "pmix.lldr";
+pub const LOCAL_RANK: &str = "pmix.lrank";
+pub const NODE_RANK: &str = "pmix.nrank";
+
+/// Store metadata keys (`Realm::Meta`, never PMIx answers).
+pub mod meta {
+    /// The job's session id (u32).
+    pub const SESSION_ID: &str = "rshm.session.id";
+    /// The node id of the store's own node (u32), when the registration names it.
+    pub const LOCAL_NODEID: &str = "rshm.local.nodeid";
+    /// Prefix of the hostname → node id index: `rshm.node:<hostname>` (u32).
+    pub const NODE_BY_NAME: &str = "rshm.node:";
+}
+
+/// The realm a reserved key refers to when no realm qualifier is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultRealm {
+    Session,
+    Job,
+    App,
+    Node,
+    Proc,
+}
+
+/// Keys that request session-level information by default (6.1.1).
+const SESSION_KEYS: &[&str] = &[
+    "pmix.clid",
+    "pmix.univ.size",
+    "pmix.tmpdir",
+    "pmix.tdir.rmclean",
+    "pmix.fqdn",
+    "pmix.rm.name",
+    "pmix.rm.version",
+];
+
+/// Keys that request job-level information by default (6.1.2, and the session-related keys
+/// that "default to the job realm" of 6.1.1).
+const JOB_KEYS: &[&str] = &[
+    "pmix.alist",
+    "pmix.num.anodes",
+    "pmix.max.size",
+    "pmix.nlist",
+    "pmix.num.slots",
+    "pmix.num.nodes",
+    "pmix.nmap",
+    "pmix.nmap.raw",
+    "pmix.pmap",
+    "pmix.pmap.raw",
+    "pmix.anlmap",
+    "pmix.jobid",
+    "pmix.offset",
+    "pmix.cmd.line",
+    "pmix.nsdir",
+    "pmix.job.size",
+    "pmix.job.napps",
+    "pmix.lpeers",
+    "pmix.lldr",
+    "pmix.lcpus",
+    "pmix.local.size",
+];
+
+/// Keys that request application-level information by default (6.1.3).
+const APP_KEYS: &[&str] = &[
+    "pmix.aldr",
+    "pmix.app.size",
+    "pmix.app.argv",
+    "pmix.apmap.type",
+    "pmix.apmap.regex",
+];
+
+/// Keys that request node-level information by default (6.1.5).
+const NODE_KEYS: &[&str] = &[
+    "pmix.hname",
+    "pmix.alias",
+    "pmix.nodeid",
+    "pmix.node.size",
+    "pmix.pmem",
+    "pmix.lprocs",
+    "pmix.ndosub",
+];
+
+/// Job-realm keys that take a node selector (PMIX_HOSTNAME / PMIX_NODEID) to mean "of the
+/// specified job on that node" (6.1.2: PMIX_LOCALLDR "defaults to current node in absence of
+/// PMIX_HOSTNAME or PMIX_NODEID qualifier"; likewise the local peers and size).
+pub const NODE_SELECTABLE_JOB_KEYS: &[&str] = &[LOCAL_PEERS, LOCAL_SIZE, LOCALLDR];
+
+/// The default realm of `key`.
+pub fn default_realm(key: &str) -> DefaultRealm {
+    if SESSION_KEYS.contains(&key) {
+        DefaultRealm::Session
+    } else if JOB_KEYS.contains(&key) {
+        DefaultRealm::Job
+    } else if APP_KEYS.contains(&key) {
+        DefaultRealm::App
+    } else if NODE_KEYS.contains(&key) {
+        DefaultRealm::Node
+    } else {
+        DefaultRealm::Proc
+    }
+}
+
+/// Reserved keys start with "pmix" (5.3: a client may not post them).
+pub fn is_reserved(key: &str) -> bool {
+    key.starts_with("pmix")
+}

@@ -1,0 +1,140 @@
+//! The retrieval rules for reserved keys (standard 6.1, 6.2): which realm a (rank, key,
+//! qualifiers) names, decided with a few lookups in a table built by [`super::register`].
+//!
+//! Precedence, in order:
+//! 1. A realm qualifier: PMIX_SESSION_INFO, PMIX_JOB_INFO, PMIX_APP_INFO, PMIX_NODE_INFO,
+//!    PMIX_PROC_INFO (6.1), with its selector (PMIX_SESSION_ID, PMIX_APPNUM, PMIX_HOSTNAME or
+//!    PMIX_NODEID); without a selector the realm is the target process's (or, for rank
+//!    WILDCARD, the caller's) session, app or node.
+//! 2. Without one, the key's default realm (6.1.1-6.1.5): session keys → the session; app keys →
+//!    the target's (or caller's) app; node keys → the node named by PMIX_HOSTNAME/PMIX_NODEID
+//!    (6.2.1.5: PMIX_NODE_INFO is then not needed), else the target's node, else the local node.
+//! 3. For a specific rank, the process-level value comes first (6.2.1.4), then the default realm
+//!    for app and node keys (6.2.1.3 and 6.2.1.5 ask `PMIx_Get(&myproc, PMIX_APP_SIZE)` and
+//!    `PMIx_Get(&myproc, PMIX_NODE_SIZE)`). A job key asked with a specific rank is not found:
+//!    6.1.2 names the job with rank WILDCARD.
+//! 4. Rank WILDCARD and any other key: the job realm.
+
+#![forbid(unsafe_code)]
+
+use super::keys::{self, default_realm, meta, DefaultRealm, NODE_SELECTABLE_JOB_KEYS};
+use super::query::{Qualifiers, TargetRank};
+use crate::error::{Error, Result};
+use crate::layout::Realm;
+use crate::table::TableView;
+use crate::valueref::ValueRef;
+
+fn number(t: &TableView, realm: Realm, key: &str) -> Option<u32> {
+    t.get(realm, key)
+        .and_then(|v| v.as_u64())
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+fn found<'t>(t: &'t TableView, realm: Realm, key: &str) -> Result<ValueRef<'t>> {
+    match t.get(realm, key) {
+        Some(v) => Ok(v),
+        None => Err(Error::NotFound),
+    }
+}
+
+/// Answer a PMIx_Get of `key` for `rank` of the namespace whose job table is `t`, asked by the
+/// process `caller` of the same namespace (None for a caller outside it, e.g. the server).
+pub fn get<'t>(
+    t: &'t TableView,
+    caller: Option<u32>,
+    rank: TargetRank,
+    key: &str,
+    q: &Qualifiers,
+) -> Result<ValueRef<'t>> {
+    let target = match rank {
+        TargetRank::Rank(r) => Some(r),
+        _ => None,
+    };
+    let who = target.or(caller);
+    let session = || -> Result<Realm> {
+        let ours = number(t, Realm::Meta, meta::SESSION_ID).unwrap_or(0);
+        match q.session_id {
+            // Another session's data is not in this namespace's store (6.1.1).
+            Some(s) if s != ours => Err(Error::NotFound),
+            _ => Ok(Realm::Session(ours)),
+        }
+    };
+    let app = || -> Result<Realm> {
+        let n = q
+            .appnum
+            .or_else(|| who.and_then(|r| number(t, Realm::Proc(r), keys::APPNUM)));
+        n.map(Realm::App).ok_or(Error::NotFound)
+    };
+    // The node named by a selector qualifier; an unknown hostname names no node.
+    let selected = || -> Result<Option<u32>> {
+        if let Some(id) = q.nodeid {
+            return Ok(Some(id));
+        }
+        match &q.hostname {
+            Some(h) => number(t, Realm::Meta, &format!("{}{h}", meta::NODE_BY_NAME))
+                .map(Some)
+                .ok_or(Error::NotFound),
+            None => Ok(None),
+        }
+    };
+    let node_of = |r: u32| number(t, Realm::Proc(r), keys::NODEID);
+    let local_node =
+        || number(t, Realm::Meta, meta::LOCAL_NODEID).or_else(|| caller.and_then(node_of));
+    let node = || -> Result<Realm> {
+        let id = match selected()? {
+            Some(id) => Some(id),
+            None => target.and_then(node_of).or_else(local_node),
+        };
+        id.map(Realm::Node).ok_or(Error::NotFound)
+    };
+
+    // 1. Realm qualifiers (6.1).
+    if q.session_info {
+        return found(t, session()?, key);
+    }
+    if q.job_info {
+        return found(t, Realm::Job, key);
+    }
+    if q.app_info {
+        return found(t, app()?, key);
+    }
+    if q.node_info {
+        return found(t, node()?, key);
+    }
+    if q.proc_info {
+        return match target {
+            Some(r) => found(t, Realm::Proc(r), key),
+            None => Err(Error::NotFound),
+        };
+    }
+
+    // 2-4. Default realms.
+    let default = default_realm(key);
+    if let Some(r) = target {
+        if let Some(v) = t.get(Realm::Proc(r), key) {
+            return Ok(v);
+        }
+    }
+    match default {
+        DefaultRealm::Session => found(t, session()?, key),
+        DefaultRealm::App => found(t, app()?, key),
+        DefaultRealm::Node => found(t, node()?, key),
+        DefaultRealm::Job => {
+            if NODE_SELECTABLE_JOB_KEYS.contains(&key) {
+                if let Some(id) = selected()? {
+                    return found(t, Realm::Node(id), key);
+                }
+            }
+            match target {
+                Some(_) => Err(Error::NotFound),
+                None => found(t, Realm::Job, key),
+            }
+        }
+        DefaultRealm::Proc => match rank {
+            TargetRank::Rank(_) => Err(Error::NotFound),
+            TargetRank::Wildcard => found(t, Realm::Job, key),
+            // RANK_UNDEF is for posted (non-reserved) data: the modex issue's.
+            TargetRank::Undef => Err(Error::NotFound),
+        },
+    }
+}
