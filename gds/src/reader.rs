@@ -138,9 +138,7 @@ impl Snapshot {
         if let Some(t) = slot.get() {
             return Ok(t);
         }
-        let r = root
-            .get(i)
-            .ok_or_else(|| Error::Corrupt("root reference"))?;
+        let r = root.get(i).ok_or(Error::Corrupt("root reference"))?;
         let (map, _) =
             match segment::open(dir, &table_name(r.nsid, r.part, r.table_gen), Kind::Table) {
                 Ok(m) => m,

@@ -27,6 +27,9 @@ pub struct JobSummary {
     pub session_id: u32,
 }
 
+/// A node array: (node id if given, hostname if given, its other pairs).
+type NodeArray = (Option<u32>, Option<String>, Vec<(String, Value)>);
+
 /// Realm-sorted key/value pairs gathered from the arrays, before derivation.
 #[derive(Default)]
 struct Gathered {
@@ -34,8 +37,7 @@ struct Gathered {
     session: Vec<(String, Value)>,
     job: Vec<(String, Value)>,
     apps: BTreeMap<u32, Vec<(String, Value)>>,
-    /// (node id if given, hostname if given, pairs).
-    nodes: Vec<(Option<u32>, Option<String>, Vec<(String, Value)>)>,
+    nodes: Vec<NodeArray>,
     procs: Vec<(u32, Vec<(String, Value)>)>,
     node_map: Option<Vec<String>>,
     proc_map: Option<Vec<Vec<u32>>>,
