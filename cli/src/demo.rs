@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use gds::jobdata::{self, Qualifiers, TargetRank};
+use gds::value::types;
+use gds::{part, Info, Reader, StoreOptions, Value, Writer};
 
 use crate::args::Args;
 use crate::measure::{bytes, percentile, status_kb};
@@ -14,7 +16,7 @@ use crate::measure::{bytes, percentile, status_kb};
 const NSPACE: &str = "rshm-demo";
 /// Processes per node of the synthetic job.
 const PPN: u32 = 64;
-/// The per-rank keys (PMIx reserved key strings) and how each is derived from the rank.
+/// The per-rank keys a client asks (PMIx reserved key strings).
 const PROC_KEYS: [&str; 5] = [
     "pmix.lrank",
     "pmix.nrank",
@@ -25,44 +27,92 @@ const PROC_KEYS: [&str; 5] = [
 /// Gets timed per clock reading: the clock costs ~20 ns, as much as a get.
 const BATCH: usize = 32;
 
+fn host(node: u32) -> String {
+    format!("node{node:05}")
+}
+
+/// What a get of `key` for `rank` must return.
 fn proc_value(rank: u32, key: &str) -> Value {
     match key {
         "pmix.lrank" | "pmix.nrank" => Value::Uint16((rank % PPN) as u16),
         "pmix.nodeid" => Value::Uint32(rank / PPN),
         "pmix.appnum" => Value::Uint32(0),
-        _ => Value::String(format!("node{:05}", rank / PPN)),
+        _ => Value::String(host(rank / PPN)),
     }
 }
 
-fn build(ranks: u32) -> gds::Result<TableBuilder> {
-    // Proc columns: the standard per-rank keys cost a few bytes per rank (docs/format.md).
-    let mut t = TableBuilder::with_ranks(ranks);
+fn info(key: &str, value: Value) -> Info {
+    Info {
+        key: key.into(),
+        flags: 0,
+        value,
+    }
+}
+
+fn info_array(key: &str, items: Vec<Info>) -> Info {
+    let items = items
+        .into_iter()
+        .map(|i| Value::Info(Box::new(i)))
+        .collect();
+    info(key, Value::array(types::INFO, items))
+}
+
+/// The registration info array a host builds for the job (PMIx standard 17.2.3.2): the node
+/// and process maps in OpenPMIx's `pmix[...]` forms, job-level keys, one array per node and
+/// one per rank.
+fn registration(ranks: u32) -> Vec<Info> {
     let nodes = ranks.div_ceil(PPN);
-    t.insert(Realm::Job, "pmix.job.size", &Value::Uint32(ranks))?;
-    t.insert(Realm::Job, "pmix.univ.size", &Value::Uint32(ranks))?;
-    t.insert(Realm::Job, "pmix.max.size", &Value::Uint32(ranks))?;
-    t.insert(Realm::Job, "pmix.num.nodes", &Value::Uint32(nodes))?;
-    t.insert(Realm::Job, "pmix.nspace", &Value::String(NSPACE.into()))?;
-    t.insert(
-        Realm::Job,
-        "pmix.jobid",
-        &Value::String(format!("{NSPACE}@0")),
-    )?;
+    let ppn: Vec<String> = (0..nodes)
+        .map(|n| format!("{}-{}", n * PPN, ((n + 1) * PPN).min(ranks) - 1))
+        .collect();
+    let mut v = vec![
+        info(
+            "pmix.nmap",
+            Value::Regex(format!("pmix[node[5:0-{}]]", nodes - 1).into_bytes()),
+        ),
+        info(
+            "pmix.pmap",
+            Value::Regex(format!("pmix[{}]", ppn.join(";")).into_bytes()),
+        ),
+        info("pmix.univ.size", Value::Uint32(ranks)),
+        info("pmix.nspace", Value::String(NSPACE.into())),
+        info("pmix.jobid", Value::String(format!("{NSPACE}@0"))),
+        info("pmix.job.napps", Value::Uint32(1)),
+    ];
+    v.push(info_array(
+        "pmix.app.arr",
+        vec![
+            info("pmix.appnum", Value::Uint32(0)),
+            info("pmix.app.size", Value::Uint32(ranks)),
+            info("pmix.aldr", Value::ProcRank(0)),
+        ],
+    ));
     for n in 0..nodes {
-        t.insert(
-            Realm::Node(n),
-            "pmix.hname",
-            &Value::String(format!("node{n:05}")),
-        )?;
-        let local = PPN.min(ranks - n * PPN);
-        t.insert(Realm::Node(n), "pmix.local.size", &Value::Uint32(local))?;
+        v.push(info_array(
+            "pmix.node.arr",
+            vec![
+                info("pmix.nodeid", Value::Uint32(n)),
+                info("pmix.hname", Value::String(host(n))),
+                info("pmix.node.size", Value::Uint32(PPN.min(ranks - n * PPN))),
+            ],
+        ));
     }
     for r in 0..ranks {
-        for k in PROC_KEYS {
-            t.insert(Realm::Proc(r), k, &proc_value(r, k))?;
-        }
+        v.push(info_array(
+            "pmix.pdata",
+            vec![
+                info("pmix.rank", Value::ProcRank(r)),
+                info("pmix.appnum", Value::Uint32(0)),
+                info("pmix.apprank", Value::ProcRank(r)),
+                info("pmix.grank", Value::ProcRank(r)),
+                info("pmix.lrank", Value::Uint16((r % PPN) as u16)),
+                info("pmix.nrank", Value::Uint16((r % PPN) as u16)),
+                info("pmix.nodeid", Value::Uint32(r / PPN)),
+                info("pmix.hname", Value::String(host(r / PPN))),
+            ],
+        ));
     }
-    Ok(t)
+    v
 }
 
 pub fn run(argv: &[String]) -> Result<(), String> {
@@ -80,9 +130,17 @@ pub fn run(argv: &[String]) -> Result<(), String> {
     println!("rshm demo: {ranks} ranks ({} per-rank keys, {PPN} per node), {readers} reader processes, {gets} gets each, on {} cores",
         PROC_KEYS.len(), std::thread::available_parallelism().map_or(1, |n| n.get()));
 
+    let infos = registration(ranks);
     let t0 = Instant::now();
-    let table = build(ranks).map_err(|e| e.to_string())?;
+    let (table, summary) = jobdata::build(Some(&host(0)), &infos).map_err(|e| e.to_string())?;
     let t_build = t0.elapsed();
+    drop(infos);
+    if summary.job_size != ranks {
+        return Err(format!(
+            "registration gave job size {}, expected {ranks}",
+            summary.job_size
+        ));
+    }
     let mut w = Writer::create(opts).map_err(|e| e.to_string())?;
     let t1 = Instant::now();
     let mut tx = w.begin();
@@ -99,12 +157,12 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         .sum();
     println!("store      {}", w.path().display());
     println!(
-        "register   build {:.1} ms + encode/publish {:.1} ms",
+        "register   registration array -> realms, derived keys, columns {:.1} ms + encode/publish {:.1} ms",
         t_build.as_secs_f64() * 1e3,
         t_publish.as_secs_f64() * 1e3
     );
     println!(
-        "shared     {} in {} files, {:.1} B/rank (generic table: 5 keys/rank as rkyv values)",
+        "shared     {} in {} files, {:.1} B/rank",
         bytes(shared),
         w.files().map_err(|e| e.to_string())?.len(),
         shared as f64 / ranks as f64
@@ -219,40 +277,39 @@ pub fn worker(argv: &[String]) -> Result<(), String> {
     let ranks: u32 = a.get("ranks", 0)?;
     let gets: usize = a.get("gets", 100_000)?;
     let mut rng = Rng(a.get::<u64>("seed", 1)?.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let err = |e: gds::Error| e.to_string();
 
     let t = Instant::now();
-    let r = Reader::attach(&store).map_err(err)?;
+    let r = Reader::attach(&store).map_err(|e| e.to_string())?;
     let attach_us = t.elapsed().as_secs_f64() * 1e6;
+    let err = |e: gds::Error| e.to_string();
+    // This reader plays a client of the job: its own rank, for "my node"/"my app" defaults.
+    let me = (rng.0 % ranks.max(1) as u64) as u32;
+    let none = Qualifiers::default();
+    // PMIx_Get(proc, key) with no qualifiers, by the rules of standard ch. 6.
+    let get = |pin: &gds::Pin, rank: TargetRank, key: &str| -> Result<Value, String> {
+        let t = r.table(pin, NSPACE, part::DATA).map_err(err)?;
+        jobdata::get(t, Some(me), rank, key, &none)
+            .map(|v| v.to_value())
+            .map_err(err)
+    };
     let t = Instant::now();
-    {
-        let pin = r.pin();
-        r.get(&pin, NSPACE, part::DATA, Realm::Job, "pmix.job.size")
-            .map_err(err)?;
-    }
+    get(&r.pin(), TargetRank::Wildcard, "pmix.job.size")?;
     let first_get_us = t.elapsed().as_secs_f64() * 1e6;
 
     // Correctness: a sample of values against the writer's derivation.
     let mut checked = 0u64;
     {
         let pin = r.pin();
-        let size = r
-            .get(&pin, NSPACE, part::DATA, Realm::Job, "pmix.job.size")
-            .map_err(err)?;
-        if size.as_u64() != Some(ranks as u64) {
-            return Err(format!(
-                "pmix.job.size is {:?}, expected {ranks}",
-                size.to_value()
-            ));
+        let size = get(&pin, TargetRank::Wildcard, "pmix.job.size")?;
+        if size != Value::Uint32(ranks) {
+            return Err(format!("pmix.job.size is {size:?}, expected {ranks}"));
         }
         for _ in 0..10_000 {
             let rank = (rng.next() % ranks as u64) as u32;
             let key = PROC_KEYS[(rng.next() % PROC_KEYS.len() as u64) as usize];
-            let v = r
-                .get(&pin, NSPACE, part::DATA, Realm::Proc(rank), key)
-                .map_err(err)?;
-            if v.to_value() != proc_value(rank, key) {
-                return Err(format!("rank {rank} {key}: read {:?}", v.to_value()));
+            let v = get(&pin, TargetRank::Rank(rank), key)?;
+            if v != proc_value(rank, key) {
+                return Err(format!("rank {rank} {key}: read {v:?}"));
             }
             checked += 1;
         }
@@ -271,10 +328,11 @@ pub fn worker(argv: &[String]) -> Result<(), String> {
             let t = Instant::now();
             for (rank, k) in picks {
                 let pin = r.pin();
+                let t = r.table(&pin, NSPACE, part::DATA).map_err(err)?;
                 let v = if job {
-                    r.get(&pin, NSPACE, part::DATA, Realm::Job, "pmix.job.size")
+                    jobdata::get(t, Some(me), TargetRank::Wildcard, "pmix.job.size", &none)
                 } else {
-                    r.get(&pin, NSPACE, part::DATA, Realm::Proc(rank), PROC_KEYS[k])
+                    jobdata::get(t, Some(me), TargetRank::Rank(rank), PROC_KEYS[k], &none)
                 };
                 std::hint::black_box(v.map_err(err)?);
             }

@@ -31,6 +31,9 @@ pub struct TableBuilder {
     ranks: u32,
     /// Proc columns (format.md "Proc columns"), allocated on first use; all-ones = absent.
     columns: [Option<Vec<u32>>; COLUMNS.len()],
+    /// Whether a column's key was ever stored as an entry of a proc (so a column insert must
+    /// evict it); false in the common case, which keeps column inserts free of hashing.
+    column_key_in_entries: [bool; COLUMNS.len()],
 }
 
 /// The column of `key`, if it has one.
@@ -70,7 +73,9 @@ impl TableBuilder {
                 match column_value(COLUMNS[c].kind, value) {
                     Some(v) => {
                         col.get_or_insert_with(|| vec![u32::MAX; ranks])[r as usize] = v;
-                        self.remove_entry(realm, key);
+                        if self.column_key_in_entries[c] {
+                            self.remove_entry(realm, key);
+                        }
                         return Ok(());
                     }
                     // Another type, or the absent pattern: an entry holds it.
@@ -78,6 +83,7 @@ impl TableBuilder {
                         if let Some(col) = col {
                             col[r as usize] = u32::MAX;
                         }
+                        self.column_key_in_entries[c] = true;
                     }
                 }
             }

@@ -50,80 +50,29 @@ pub enum DefaultRealm {
     Proc,
 }
 
-/// Keys that request session-level information by default (6.1.1).
-const SESSION_KEYS: &[&str] = &[
-    "pmix.clid",
-    "pmix.univ.size",
-    "pmix.tmpdir",
-    "pmix.tdir.rmclean",
-    "pmix.fqdn",
-    "pmix.rm.name",
-    "pmix.rm.version",
-];
-
-/// Keys that request job-level information by default (6.1.2, and the session-related keys
-/// that "default to the job realm" of 6.1.1).
-const JOB_KEYS: &[&str] = &[
-    "pmix.alist",
-    "pmix.num.anodes",
-    "pmix.max.size",
-    "pmix.nlist",
-    "pmix.num.slots",
-    "pmix.num.nodes",
-    "pmix.nmap",
-    "pmix.nmap.raw",
-    "pmix.pmap",
-    "pmix.pmap.raw",
-    "pmix.anlmap",
-    "pmix.jobid",
-    "pmix.offset",
-    "pmix.cmd.line",
-    "pmix.nsdir",
-    "pmix.job.size",
-    "pmix.job.napps",
-    "pmix.lpeers",
-    "pmix.lldr",
-    "pmix.lcpus",
-    "pmix.local.size",
-];
-
-/// Keys that request application-level information by default (6.1.3).
-const APP_KEYS: &[&str] = &[
-    "pmix.aldr",
-    "pmix.app.size",
-    "pmix.app.argv",
-    "pmix.apmap.type",
-    "pmix.apmap.regex",
-];
-
-/// Keys that request node-level information by default (6.1.5).
-const NODE_KEYS: &[&str] = &[
-    "pmix.hname",
-    "pmix.alias",
-    "pmix.nodeid",
-    "pmix.node.size",
-    "pmix.pmem",
-    "pmix.lprocs",
-    "pmix.ndosub",
-];
-
 /// Job-realm keys that take a node selector (PMIX_HOSTNAME / PMIX_NODEID) to mean "of the
 /// specified job on that node" (6.1.2: PMIX_LOCALLDR "defaults to current node in absence of
 /// PMIX_HOSTNAME or PMIX_NODEID qualifier"; likewise the local peers and size).
 pub const NODE_SELECTABLE_JOB_KEYS: &[&str] = &[LOCAL_PEERS, LOCAL_SIZE, LOCALLDR];
 
-/// The default realm of `key`.
+/// The default realm of `key`: session keys (6.1.1), job keys (6.1.2, and the session-related
+/// keys of 6.1.1 that "default to the job realm"), app keys (6.1.3), node keys (6.1.5); any
+/// other key is a process key (6.1.4, 6.2.1.4). A `match` compiles to length-then-bytes
+/// comparisons: this runs on every get.
 pub fn default_realm(key: &str) -> DefaultRealm {
-    if SESSION_KEYS.contains(&key) {
-        DefaultRealm::Session
-    } else if JOB_KEYS.contains(&key) {
-        DefaultRealm::Job
-    } else if APP_KEYS.contains(&key) {
-        DefaultRealm::App
-    } else if NODE_KEYS.contains(&key) {
-        DefaultRealm::Node
-    } else {
-        DefaultRealm::Proc
+    match key {
+        "pmix.clid" | "pmix.univ.size" | "pmix.tmpdir" | "pmix.tdir.rmclean" | "pmix.fqdn"
+        | "pmix.rm.name" | "pmix.rm.version" => DefaultRealm::Session,
+        "pmix.alist" | "pmix.num.anodes" | "pmix.max.size" | "pmix.nlist" | "pmix.num.slots"
+        | "pmix.num.nodes" | "pmix.nmap" | "pmix.nmap.raw" | "pmix.pmap" | "pmix.pmap.raw"
+        | "pmix.anlmap" | "pmix.jobid" | "pmix.offset" | "pmix.cmd.line" | "pmix.nsdir"
+        | "pmix.job.size" | "pmix.job.napps" | "pmix.lpeers" | "pmix.lldr" | "pmix.lcpus"
+        | "pmix.local.size" => DefaultRealm::Job,
+        "pmix.aldr" | "pmix.app.size" | "pmix.app.argv" | "pmix.apmap.type"
+        | "pmix.apmap.regex" => DefaultRealm::App,
+        "pmix.hname" | "pmix.alias" | "pmix.nodeid" | "pmix.node.size" | "pmix.pmem"
+        | "pmix.lprocs" | "pmix.ndosub" => DefaultRealm::Node,
+        _ => DefaultRealm::Proc,
     }
 }
 

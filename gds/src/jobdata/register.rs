@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use super::keys::{self, default_realm, meta, DefaultRealm};
 use super::maps::{parse_node_map, parse_proc_map};
@@ -25,22 +25,6 @@ pub struct JobSummary {
     pub local_nodeid: Option<u32>,
     /// The job's session id (0 when the registration gives none).
     pub session_id: u32,
-}
-
-/// A node array: (node id if given, hostname if given, its other pairs).
-type NodeArray = (Option<u32>, Option<String>, Vec<(String, Value)>);
-
-/// Realm-sorted key/value pairs gathered from the arrays, before derivation.
-#[derive(Default)]
-struct Gathered {
-    session_id: Option<u32>,
-    session: Vec<(String, Value)>,
-    job: Vec<(String, Value)>,
-    apps: BTreeMap<u32, Vec<(String, Value)>>,
-    nodes: Vec<NodeArray>,
-    procs: Vec<(u32, Vec<(String, Value)>)>,
-    node_map: Option<Vec<String>>,
-    proc_map: Option<Vec<Vec<u32>>>,
 }
 
 fn bad(what: String) -> Error {
@@ -74,110 +58,182 @@ fn number(v: &Value) -> Option<u32> {
     u32::try_from(n).ok()
 }
 
-/// The info elements of an info-array value.
-fn infos_of<'a>(key: &str, v: &'a Value) -> Result<impl Iterator<Item = &'a Info>> {
+/// The elements of an info-array value (a data array of PMIX_INFO), as a slice: walked in
+/// place, twice, without collecting.
+fn infos_of<'a>(key: &str, v: &'a Value) -> Result<&'a [Value]> {
     match v {
-        Value::DataArray(a) if a.elem_type == types::INFO => {
-            Ok(a.items.iter().filter_map(|i| match i {
-                Value::Info(info) => Some(&**info),
-                _ => None,
-            }))
-        }
+        Value::DataArray(a) if a.elem_type == types::INFO => Ok(&a.items),
         _ => Err(bad(format!("{key} must be an array of pmix_info_t"))),
     }
 }
 
-impl Gathered {
+/// The infos of an info-array slice.
+fn each(items: &[Value]) -> impl Iterator<Item = &Info> {
+    items.iter().filter_map(|i| match i {
+        Value::Info(info) => Some(&**info),
+        _ => None,
+    })
+}
+
+/// Pass 1: what must be known before anything is stored (the maps, the session, the nodes).
+#[derive(Default)]
+struct Layout<'a> {
+    session_id: Option<u32>,
+    hosts: Vec<String>,
+    per_node: Vec<Vec<u32>>,
+    /// Node arrays: (node id if given, hostname if given).
+    node_arrays: Vec<(Option<u32>, Option<&'a str>)>,
+    registered_size: Option<u32>,
+    /// One past the highest rank with a proc array.
+    proc_end: Option<u32>,
+}
+
+/// The value of `key` among an array's elements.
+fn member<'a>(items: &'a [Value], key: &str) -> Option<&'a Value> {
+    each(items).find(|i| i.key == key).map(|i| &i.value)
+}
+
+/// The identifying number `key` (named `name` in errors) of the array `what`.
+fn required_number(items: &[Value], key: &str, name: &str, what: &str) -> Result<u32> {
+    let v = member(items, key).ok_or_else(|| bad(format!("{what} without {name}")))?;
+    number(v).ok_or_else(|| bad(format!("{name} in {what} must be a non-negative number")))
+}
+
+impl<'a> Layout<'a> {
     /// Top level, or the inside of a job or session array (`session` true).
-    fn walk(&mut self, infos: &[&Info], session: bool) -> Result<()> {
+    fn scan(&mut self, infos: impl Iterator<Item = &'a Info>, session: bool) -> Result<()> {
         for info in infos {
             let (key, v) = (info.key.as_str(), &info.value);
             match key {
-                keys::SESSION_INFO_ARRAY => {
-                    let inner: Vec<&Info> = infos_of(key, v)?.collect();
-                    self.walk(&inner, true)?;
-                }
-                keys::JOB_INFO_ARRAY => {
-                    let inner: Vec<&Info> = infos_of(key, v)?.collect();
-                    self.walk(&inner, false)?;
-                }
+                keys::SESSION_INFO_ARRAY => self.scan(each(infos_of(key, v)?), true)?,
+                keys::JOB_INFO_ARRAY => self.scan(each(infos_of(key, v)?), false)?,
                 keys::APP_INFO_ARRAY => {
-                    let mut appnum = None;
-                    let mut pairs = Vec::new();
-                    for i in infos_of(key, v)? {
-                        if i.key == keys::APPNUM {
-                            appnum = Some(
-                                number(&i.value)
-                                    .ok_or_else(|| bad("PMIX_APPNUM must be a number".into()))?,
-                            );
-                        }
-                        pairs.push((i.key.clone(), i.value.clone()));
-                    }
-                    let n = appnum.ok_or_else(|| bad("an app array without PMIX_APPNUM".into()))?;
-                    self.apps.entry(n).or_default().extend(pairs);
+                    required_number(
+                        infos_of(key, v)?,
+                        keys::APPNUM,
+                        "PMIX_APPNUM",
+                        "an app array",
+                    )?;
                 }
                 keys::NODE_INFO_ARRAY => {
-                    let (mut id, mut host, mut pairs) = (None, None, Vec::new());
-                    for i in infos_of(key, v)? {
-                        match i.key.as_str() {
-                            keys::NODEID => {
-                                id =
-                                    Some(number(&i.value).ok_or_else(|| {
-                                        bad("PMIX_NODEID must be a number".into())
-                                    })?)
-                            }
-                            keys::HOSTNAME => {
-                                host = Some(
-                                    text(&i.value)
-                                        .ok_or_else(
-                                            || bad("PMIX_HOSTNAME must be a string".into()),
-                                        )?
-                                        .to_owned(),
-                                )
-                            }
-                            _ => pairs.push((i.key.clone(), i.value.clone())),
-                        }
-                    }
+                    let items = infos_of(key, v)?;
+                    let id = match member(items, keys::NODEID) {
+                        Some(v) => Some(
+                            number(v).ok_or_else(|| bad("PMIX_NODEID must be a number".into()))?,
+                        ),
+                        None => None,
+                    };
+                    let host = match member(items, keys::HOSTNAME) {
+                        Some(v) => Some(
+                            text(v).ok_or_else(|| bad("PMIX_HOSTNAME must be a string".into()))?,
+                        ),
+                        None => None,
+                    };
                     if id.is_none() && host.is_none() {
                         return Err(bad(
                             "a node array without PMIX_NODEID or PMIX_HOSTNAME".into()
                         ));
                     }
-                    self.nodes.push((id, host, pairs));
+                    self.node_arrays.push((id, host));
                 }
                 keys::PROC_INFO_ARRAY => {
-                    let mut rank = None;
-                    let mut pairs = Vec::new();
-                    for i in infos_of(key, v)? {
-                        if i.key == keys::RANK {
-                            rank = Some(
-                                number(&i.value)
-                                    .ok_or_else(|| bad("PMIX_RANK must be a rank".into()))?,
-                            );
-                        } else {
-                            pairs.push((i.key.clone(), i.value.clone()));
-                        }
-                    }
-                    let r = rank.ok_or_else(|| bad("a proc array without PMIX_RANK".into()))?;
-                    self.procs.push((r, pairs));
+                    let items = infos_of(key, v)?;
+                    let r = required_number(items, keys::RANK, "PMIX_RANK", "a proc array")?;
+                    self.proc_end = Some(self.proc_end.unwrap_or(0).max(r.saturating_add(1)));
                 }
                 keys::NODE_MAP | keys::NODE_MAP_RAW => {
-                    let s = text(v).ok_or_else(|| bad(format!("{key} must be a string")))?;
-                    self.node_map = Some(parse_node_map(s)?);
+                    self.hosts = parse_node_map(
+                        text(v).ok_or_else(|| bad(format!("{key} must be a string")))?,
+                    )?;
                 }
                 keys::PROC_MAP | keys::PROC_MAP_RAW => {
-                    let s = text(v).ok_or_else(|| bad(format!("{key} must be a string")))?;
-                    self.proc_map = Some(parse_proc_map(s)?);
+                    self.per_node = parse_proc_map(
+                        text(v).ok_or_else(|| bad(format!("{key} must be a string")))?,
+                    )?;
                 }
                 keys::SESSION_ID if session || self.session_id.is_none() => {
                     self.session_id = Some(
                         number(v).ok_or_else(|| bad("PMIX_SESSION_ID must be a number".into()))?,
                     );
                 }
-                _ if session || default_realm(key) == DefaultRealm::Session => {
-                    self.session.push((key.to_owned(), v.clone()));
+                keys::JOB_SIZE if !session => self.registered_size = number(v),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pass 2: everything the host registered, stored over what was derived.
+struct Apply<'l> {
+    session_id: u32,
+    node_ids: &'l HashMap<String, u32>,
+    host_of_node: &'l HashMap<u32, String>,
+    node_of_rank: &'l [u32],
+}
+
+impl Apply<'_> {
+    fn apply<'i>(
+        &self,
+        t: &mut TableBuilder,
+        infos: impl Iterator<Item = &'i Info>,
+        session: bool,
+    ) -> Result<()> {
+        for info in infos {
+            let (key, v) = (info.key.as_str(), &info.value);
+            match key {
+                keys::SESSION_INFO_ARRAY => self.apply(t, each(infos_of(key, v)?), true)?,
+                keys::JOB_INFO_ARRAY => self.apply(t, each(infos_of(key, v)?), false)?,
+                keys::APP_INFO_ARRAY => {
+                    let items = infos_of(key, v)?;
+                    let n = required_number(items, keys::APPNUM, "PMIX_APPNUM", "an app array")?;
+                    for i in each(items) {
+                        t.insert(Realm::App(n), &i.key, &i.value)?;
+                    }
                 }
-                _ => self.job.push((key.to_owned(), v.clone())),
+                keys::NODE_INFO_ARRAY => {
+                    let items = infos_of(key, v)?;
+                    let id = match member(items, keys::NODEID).and_then(number) {
+                        Some(id) => id,
+                        None => member(items, keys::HOSTNAME)
+                            .and_then(text)
+                            .and_then(|h| self.node_ids.get(h).copied())
+                            .ok_or_else(|| bad("a node array names no node".into()))?,
+                    };
+                    t.insert(Realm::Node(id), keys::NODEID, &Value::Uint32(id))?;
+                    for i in each(items) {
+                        if i.key != keys::NODEID {
+                            t.insert(Realm::Node(id), &i.key, &i.value)?;
+                        }
+                    }
+                }
+                keys::PROC_INFO_ARRAY => {
+                    let items = infos_of(key, v)?;
+                    let r = required_number(items, keys::RANK, "PMIX_RANK", "a proc array")?;
+                    let node = member(items, keys::NODEID).and_then(number).or_else(|| {
+                        self.node_of_rank
+                            .get(r as usize)
+                            .copied()
+                            .filter(|&n| n != u32::MAX)
+                    });
+                    for i in each(items) {
+                        // The identifier is not a value; a hostname equal to the rank's node's
+                        // is read through the node (at scale, most of what a full registration
+                        // would otherwise cost per rank).
+                        let derivable = i.key == keys::HOSTNAME
+                            && matches!(&i.value, Value::String(h)
+                                if node.and_then(|n| self.host_of_node.get(&n)) == Some(h));
+                        if i.key != keys::RANK && !derivable {
+                            t.insert(Realm::Proc(r), &i.key, &i.value)?;
+                        }
+                    }
+                }
+                keys::NODE_MAP | keys::NODE_MAP_RAW | keys::PROC_MAP | keys::PROC_MAP_RAW => {}
+                keys::SESSION_ID if session => {}
+                _ if session || default_realm(key) == DefaultRealm::Session => {
+                    t.insert(Realm::Session(self.session_id), key, v)?;
+                }
+                _ => t.insert(Realm::Job, key, v)?,
             }
         }
         Ok(())
@@ -187,12 +243,9 @@ impl Gathered {
 /// Build the job-data table of a namespace from its registration info array. `local_host` is
 /// the hostname of the store's node (the server's), which the job-realm "local" keys describe.
 pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, JobSummary)> {
-    let mut g = Gathered::default();
-    let top: Vec<&Info> = infos.iter().collect();
-    g.walk(&top, false)?;
-
-    let hosts: Vec<String> = g.node_map.take().unwrap_or_default();
-    let per_node: Vec<Vec<u32>> = g.proc_map.take().unwrap_or_default();
+    let mut l = Layout::default();
+    l.scan(infos.iter(), false)?;
+    let (hosts, per_node) = (&l.hosts, &l.per_node);
     if !per_node.is_empty() && !hosts.is_empty() && per_node.len() != hosts.len() {
         return Err(bad(format!(
             "the node map names {} nodes but the process map {}",
@@ -201,47 +254,45 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
         )));
     }
     let mapped: u64 = per_node.iter().map(|n| n.len() as u64).sum();
-    let registered_size = g
-        .job
-        .iter()
-        .find(|(k, _)| k == keys::JOB_SIZE)
-        .and_then(|(_, v)| number(v));
-    let max_rank = per_node
-        .iter()
-        .flatten()
-        .chain(g.procs.iter().map(|(r, _)| r))
-        .max()
-        .map(|r| r + 1);
-    let job_size = registered_size
+    let map_end = per_node.iter().flatten().max().map(|r| r + 1);
+    let job_size = l
+        .registered_size
         .or(u32::try_from(mapped).ok().filter(|&m| m > 0))
-        .or(max_rank)
+        .or(map_end.max(l.proc_end))
         .unwrap_or(0);
 
     let mut t = TableBuilder::with_ranks(job_size);
-    let session_id = g.session_id.unwrap_or(0);
+    let session_id = l.session_id.unwrap_or(0);
     t.insert(Realm::Meta, meta::SESSION_ID, &Value::Uint32(session_id))?;
 
-    // Node ids: map order; node arrays may name more nodes (by id, or by a new hostname).
+    // Node ids: the node map's order; node arrays may add nodes (by id, or by a new hostname).
     let mut node_ids: HashMap<String, u32> = hosts
         .iter()
         .enumerate()
         .map(|(i, h)| (h.clone(), i as u32))
         .collect();
+    let mut host_of_node: HashMap<u32, String> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (i as u32, h.clone()))
+        .collect();
     let mut next_id = hosts.len() as u32;
-    let mut node_arrays = Vec::with_capacity(g.nodes.len());
-    for (id, host, pairs) in std::mem::take(&mut g.nodes) {
-        let id = match (id, &host) {
-            (Some(id), _) => id,
-            (None, Some(h)) => *node_ids.entry(h.clone()).or_insert_with(|| {
+    for &(id, host) in &l.node_arrays {
+        let Some(h) = host else { continue };
+        let id = match id {
+            Some(id) => id,
+            None => *node_ids.entry(h.to_owned()).or_insert_with(|| {
                 next_id += 1;
                 next_id - 1
             }),
-            (None, None) => unreachable!("checked in walk"),
         };
-        if let Some(h) = &host {
-            node_ids.insert(h.clone(), id);
-        }
-        node_arrays.push((id, host, pairs));
+        node_ids.insert(h.to_owned(), id);
+        host_of_node.insert(id, h.to_owned());
+        t.insert(
+            Realm::Node(id),
+            keys::HOSTNAME,
+            &Value::String(h.to_owned()),
+        )?;
     }
     for (h, &id) in &node_ids {
         t.insert(
@@ -259,11 +310,8 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
     if !hosts.is_empty() || !per_node.is_empty() {
         t.insert(Realm::Job, keys::JOB_SIZE, &Value::Uint32(job_size))?;
         t.insert(Realm::Job, keys::MAX_PROCS, &Value::Uint32(job_size))?;
-        t.insert(
-            Realm::Job,
-            keys::NUM_NODES,
-            &Value::Uint32(hosts.len().max(per_node.len()) as u32),
-        )?;
+        let nodes = hosts.len().max(per_node.len()) as u32;
+        t.insert(Realm::Job, keys::NUM_NODES, &Value::Uint32(nodes))?;
     }
     if !hosts.is_empty() {
         t.insert(Realm::Job, keys::NODE_LIST, &Value::String(hosts.join(",")))?;
@@ -280,6 +328,7 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
             &Value::Uint32(i as u32),
         )?;
     }
+    let mut node_of_rank = vec![u32::MAX; job_size as usize];
     for (i, ranks) in per_node.iter().enumerate() {
         let node = i as u32;
         let mut sorted = ranks.clone();
@@ -290,6 +339,9 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
             t.insert(Realm::Proc(r), keys::LOCAL_RANK, &Value::Uint16(local))?;
             t.insert(Realm::Proc(r), keys::NODE_RANK, &Value::Uint16(local))?;
             t.insert(Realm::Proc(r), keys::NODEID, &Value::Uint32(node))?;
+            if let Some(slot) = node_of_rank.get_mut(r as usize) {
+                *slot = node;
+            }
         }
         let Some(&leader) = sorted.first() else {
             continue;
@@ -313,59 +365,13 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
     }
 
     // What the host registered overrides what was derived.
-    for (k, v) in &g.session {
-        t.insert(Realm::Session(session_id), k, v)?;
-    }
-    for (k, v) in &g.job {
-        t.insert(Realm::Job, k, v)?;
-    }
-    for (n, pairs) in &g.apps {
-        for (k, v) in pairs {
-            t.insert(Realm::App(*n), k, v)?;
-        }
-    }
-    for (id, host, pairs) in &node_arrays {
-        if let Some(h) = host {
-            t.insert(Realm::Node(*id), keys::HOSTNAME, &Value::String(h.clone()))?;
-        }
-        t.insert(Realm::Node(*id), keys::NODEID, &Value::Uint32(*id))?;
-        for (k, v) in pairs {
-            t.insert(Realm::Node(*id), k, v)?;
-        }
-    }
-    // A proc's hostname equal to its node's is derived at read time, not stored: at scale that
-    // is most of what a full registration would otherwise cost per rank.
-    let mut node_of_rank: HashMap<u32, u32> = HashMap::new();
-    for (i, ranks) in per_node.iter().enumerate() {
-        node_of_rank.extend(ranks.iter().map(|&r| (r, i as u32)));
-    }
-    let mut host_of_node: HashMap<u32, &str> = hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (i as u32, h.as_str()))
-        .collect();
-    for (id, host, _) in &node_arrays {
-        if let Some(h) = host {
-            host_of_node.insert(*id, h);
-        }
-    }
-    for (r, pairs) in &g.procs {
-        let node = pairs
-            .iter()
-            .find(|(k, _)| k == keys::NODEID)
-            .and_then(|(_, v)| number(v))
-            .or_else(|| node_of_rank.get(r).copied());
-        for (k, v) in pairs {
-            let derivable = k == keys::HOSTNAME
-                && node
-                    .and_then(|n| host_of_node.get(&n))
-                    .is_some_and(|h| text(v) == Some(h))
-                && matches!(v, Value::String(_));
-            if !derivable {
-                t.insert(Realm::Proc(*r), k, v)?;
-            }
-        }
-    }
+    let apply = Apply {
+        session_id,
+        node_ids: &node_ids,
+        host_of_node: &host_of_node,
+        node_of_rank: &node_of_rank,
+    };
+    apply.apply(&mut t, infos.iter(), false)?;
     let nodes = node_ids.len() as u32;
     Ok((
         t,
