@@ -4,8 +4,7 @@
 #  2. the 2-node, 8-rank job (4 local clients) with the full registration;
 #  3. the same job with the minimal registration;
 #  4. the realm corpus (examples/corpus-realms.txt) on the full job with
-#     PMIX_MCA_gds=hash -> examples/expected-realms.out (~8 s: four of its
-#     queries wait for the server's 2 s timeout);
+#     PMIX_MCA_gds=hash -> examples/expected-realms.out (~1 s);
 #  (2./3. also dump the registration, --dump-registration, compared with
 #  examples/expected-*.reg after replacing the working directory by @CWD@)
 # each client output is sorted and compared with examples/expected-*.out

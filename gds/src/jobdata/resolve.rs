@@ -78,6 +78,13 @@ pub fn get<'t>(
         }
     };
     let node_of = |r: u32| number(t, Realm::Proc(r), keys::NODEID);
+    // A process-level value. A rank's hostname is its node's, read through the node (the
+    // registration does not store it per rank when it equals the node's).
+    let proc_value = |r: u32| match t.get(Realm::Proc(r), key) {
+        Some(v) => Some(v),
+        None if key == keys::HOSTNAME => t.get(Realm::Node(node_of(r)?), keys::HOSTNAME),
+        None => None,
+    };
     let local_node =
         || number(t, Realm::Meta, meta::LOCAL_NODEID).or_else(|| caller.and_then(node_of));
     let node = || -> Result<Realm> {
@@ -102,18 +109,13 @@ pub fn get<'t>(
         return found(t, node()?, key);
     }
     if q.proc_info {
-        return match target {
-            Some(r) => found(t, Realm::Proc(r), key),
-            None => Err(Error::NotFound),
-        };
+        return target.and_then(proc_value).ok_or(Error::NotFound);
     }
 
     // 2-4. Default realms.
     let default = default_realm(key);
-    if let Some(r) = target {
-        if let Some(v) = t.get(Realm::Proc(r), key) {
-            return Ok(v);
-        }
+    if let Some(v) = target.and_then(proc_value) {
+        return Ok(v);
     }
     match default {
         DefaultRealm::Session => found(t, session()?, key),

@@ -157,7 +157,12 @@ pub fn parse_registration(text: &str, origin: &str) -> Registration {
         panic!("{origin}:{}: unexpected depth", lines[pos].0);
     }
     if let Some(n) = ninfo {
-        assert_eq!(n, infos.len(), "{origin}: ninfo {n} but {} top-level infos", infos.len());
+        assert_eq!(
+            n,
+            infos.len(),
+            "{origin}: ninfo {n} but {} top-level infos",
+            infos.len()
+        );
     }
     Registration {
         nspace: nspace.unwrap_or_else(|| panic!("{origin}: no nspace line")),
@@ -191,7 +196,9 @@ fn parse_info_list(
         let value = if ty == "PMIX_DATA_ARRAY" {
             let (elem, rest) = split_token(rest);
             let (n, _) = split_token(rest);
-            let n: usize = n.parse().unwrap_or_else(|_| panic!("{at}: bad array size {n:?}"));
+            let n: usize = n
+                .parse()
+                .unwrap_or_else(|_| panic!("{at}: bad array size {n:?}"));
             if elem != "PMIX_INFO" {
                 panic!("{at}: data arrays of {elem} are not supported by this parser");
             }
@@ -293,7 +300,9 @@ pub fn unquote(text: &str) -> Result<Vec<u8>, String> {
             out.push(c);
             continue;
         }
-        let e = *inner.get(i).ok_or_else(|| format!("dangling backslash in {text:?}"))?;
+        let e = *inner
+            .get(i)
+            .ok_or_else(|| format!("dangling backslash in {text:?}"))?;
         i += 1;
         out.push(match e {
             b'"' => b'"',
@@ -402,7 +411,11 @@ fn parse_answer(line: &str) -> Result<Answer, String> {
 /// A tool-directory-relative or absolute path, checked to exist and to hold no blanks (the
 /// client command is split on blanks).
 fn tool_path(p: &Path) -> PathBuf {
-    let p = if p.is_absolute() { p.to_path_buf() } else { tool_dir().join(p) };
+    let p = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        tool_dir().join(p)
+    };
     assert!(p.exists(), "{} does not exist", p.display());
     assert!(
         !p.to_string_lossy().contains([' ', '\t']),
@@ -562,7 +575,11 @@ pub struct CorpusQuery {
 /// qualifier [`Qualifiers`] has no field for.
 pub fn read_corpus(path: impl AsRef<Path>) -> Vec<CorpusQuery> {
     let path = path.as_ref();
-    let path = if path.is_absolute() { path.to_path_buf() } else { tool_dir().join(path) };
+    let path = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        tool_dir().join(path)
+    };
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     parse_corpus(&text, &path.display().to_string())
@@ -572,7 +589,10 @@ pub fn read_corpus(path: impl AsRef<Path>) -> Vec<CorpusQuery> {
 pub fn parse_corpus(text: &str, origin: &str) -> Vec<CorpusQuery> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let tok: Vec<&str> = line.split([' ', '\t', '\r']).filter(|t| !t.is_empty()).collect();
+        let tok: Vec<&str> = line
+            .split([' ', '\t', '\r'])
+            .filter(|t| !t.is_empty())
+            .collect();
         if tok.is_empty() || tok[0].starts_with('#') {
             continue;
         }
@@ -660,18 +680,28 @@ pub fn attr_keys() -> &'static HashMap<String, String> {
             .unwrap_or_else(|e| panic!("cannot read {PMIX_COMMON_H}: {e}"));
         let mut map = HashMap::new();
         for line in text.lines() {
-            let Some(rest) = line.strip_prefix("#define") else { continue };
+            let Some(rest) = line.strip_prefix("#define") else {
+                continue;
+            };
             let (name, rest) = split_token(rest);
             if !name.starts_with("PMIX_")
-                || !name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
             {
                 continue;
             }
-            let Some(rest) = rest.strip_prefix('"') else { continue };
+            let Some(rest) = rest.strip_prefix('"') else {
+                continue;
+            };
             let Some(end) = rest.find('"') else { continue };
             map.insert(name.to_string(), rest[..end].to_string());
         }
-        assert!(map.len() > 100, "{PMIX_COMMON_H}: only {} attribute macros", map.len());
+        assert!(
+            map.len() > 100,
+            "{PMIX_COMMON_H}: only {} attribute macros",
+            map.len()
+        );
         map
     })
 }
@@ -679,7 +709,10 @@ pub fn attr_keys() -> &'static HashMap<String, String> {
 /// As pmix-client resolves a key: a known macro name gives its key string, anything else is
 /// taken literally.
 pub fn resolve_key(name: &str) -> String {
-    attr_keys().get(name).cloned().unwrap_or_else(|| name.to_string())
+    attr_keys()
+        .get(name)
+        .cloned()
+        .unwrap_or_else(|| name.to_string())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,116 @@
+//! Job data at scale: registration and PMIx_Get of reserved keys through the ch. 6 rules.
+//! Ids: `<op>_<keys>_<bytes>_<readers>`; M is the job size.
+//!
+//! - `register_full_<M>_1`: `jobdata::build` + encode of a full registration (maps, node arrays,
+//!   one proc array of 8 keys per rank), M = 1k, 100k, 1M.
+//! - `get_job_<M>_1`: `PMIx_Get(WILDCARD, PMIX_JOB_SIZE)`, pin per call.
+//! - `get_proc_random_<M>_1`: a standard proc key of a random rank (lrank, nrank, nodeid,
+//!   appnum, hname), pin per call.
+//! Shared bytes per rank are printed on stderr (`bytes_per_rank M=...`).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use gds::jobdata::{self, Qualifiers, TargetRank};
+use gds::{part, Reader, StoreOptions, Writer};
+use rshm_benches::{host, registration};
+
+const KEYS: [&str; 5] = [
+    "pmix.lrank",
+    "pmix.nrank",
+    "pmix.nodeid",
+    "pmix.appnum",
+    "pmix.hname",
+];
+const PPN: u32 = 64;
+
+fn publish(ranks: u32) -> Writer {
+    let (t, _) = jobdata::build(Some(&host(0)), &registration(ranks, PPN)).unwrap();
+    let mut w = Writer::create(StoreOptions {
+        sweep: false,
+        ..StoreOptions::default()
+    })
+    .unwrap();
+    let mut tx = w.begin();
+    tx.put_table("bench", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let shared: u64 = w
+        .files()
+        .unwrap()
+        .iter()
+        .map(|f| std::fs::metadata(w.path().join(f)).unwrap().len())
+        .sum();
+    eprintln!(
+        "bytes_per_rank M={ranks}: {:.1} ({shared} bytes shared)",
+        shared as f64 / ranks as f64
+    );
+    w
+}
+
+fn register(c: &mut Criterion) {
+    let mut g = c.benchmark_group("register_full");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    for ranks in [1_000u32, 100_000, 1_000_000] {
+        g.bench_function(BenchmarkId::from_parameter(format!("{ranks}_1")), |b| {
+            b.iter_batched(
+                || registration(ranks, PPN),
+                |infos| {
+                    let (t, _) = jobdata::build(Some(&host(0)), &infos).unwrap();
+                    black_box(t.encode(1).unwrap());
+                    infos
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+fn get(c: &mut Criterion) {
+    let none = Qualifiers::default();
+    for ranks in [1_000u32, 100_000, 1_000_000] {
+        let w = publish(ranks);
+        let r = Reader::attach(w.path()).unwrap();
+        c.bench_function(&format!("get_job_{ranks}_1"), |b| {
+            b.iter(|| {
+                let pin = r.pin();
+                let t = r.table(&pin, "bench", part::DATA).unwrap();
+                black_box(
+                    jobdata::get(
+                        t,
+                        Some(1),
+                        TargetRank::Wildcard,
+                        black_box("pmix.job.size"),
+                        &none,
+                    )
+                    .unwrap(),
+                );
+            })
+        });
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        c.bench_function(&format!("get_proc_random_{ranks}_1"), |b| {
+            b.iter(|| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let rank = (x % ranks as u64) as u32;
+                let pin = r.pin();
+                let t = r.table(&pin, "bench", part::DATA).unwrap();
+                black_box(
+                    jobdata::get(
+                        t,
+                        Some(1),
+                        TargetRank::Rank(rank),
+                        KEYS[(x >> 40) as usize % 5],
+                        &none,
+                    )
+                    .unwrap(),
+                );
+            })
+        });
+    }
+}
+
+criterion_group!(benches, get, register);
+criterion_main!(benches);
