@@ -6,6 +6,7 @@
 //! - `get_job_<M>_1`: `PMIx_Get(WILDCARD, PMIX_JOB_SIZE)`, pin per call.
 //! - `get_proc_random_<M>_1`: a standard proc key of a random rank (lrank, nrank, nodeid,
 //!   appnum, hname), pin per call.
+//!
 //! Shared bytes per rank are printed on stderr (`bytes_per_rank M=...`).
 
 use std::hint::black_box;
