@@ -1,6 +1,8 @@
 //! Typed errors. Every failure the store can meet on bad input, from a file or a caller, is one of
 //! these; nothing on those paths panics.
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 use std::io;
 

@@ -5,6 +5,8 @@
 //! them. Loom atomics cannot live in mapped bytes, so under `gds_loom` the mapping code is not
 //! built and the protocol is exercised on heap-allocated words instead.
 
+#![forbid(unsafe_code)]
+
 #[cfg(gds_loom)]
 pub use loom::sync::atomic::{AtomicU32, AtomicU64};
 

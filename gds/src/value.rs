@@ -7,6 +7,8 @@
 //! Enumerated PMIx types (`pmix_scope_t`, `pmix_proc_state_t`, ...) keep their C integer width and
 //! raw value: the store does not interpret them, and a value it does not know must round-trip.
 
+#![forbid(unsafe_code)]
+
 use rkyv::{Archive, Deserialize, Serialize};
 
 /// PMIx data type codes (`pmix_data_type_t`), as in the standard and Debian's pmix_common.h

@@ -1,6 +1,8 @@
 //! PMIx job data: what a server hands the store at `PMIx_server_register_nspace`, laid out so that
 //! a client's PMIx_Get of a reserved key is a lookup (standard ch. 6, 17.2.3). See docs/jobdata.md.
 
+#![forbid(unsafe_code)]
+
 pub mod keys;
 pub mod maps;
 pub mod query;

@@ -3,6 +3,8 @@
 //! fields with bounds-checked reads (never by casting mapped bytes to these structs), except for
 //! the atomic words, which `raw` exposes as atomics.
 
+#![forbid(unsafe_code)]
+
 use core::mem::{offset_of, size_of};
 
 /// `magic`: ASCII "RSHMSEG" and a 0 byte.

@@ -5,6 +5,8 @@
 //! The writer never loads a word it publishes (it keeps private copies of its counters), which
 //! also keeps loom from silently skipping interleavings (see ../shared crates notes, loom#392).
 
+#![forbid(unsafe_code)]
+
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// The header `state` value of a finished segment (format.md section 3).
