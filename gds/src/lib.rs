@@ -61,4 +61,6 @@ pub use writer::{StoreOptions, Transaction, Writer};
 pub mod part {
     /// The namespace's data table.
     pub const DATA: u32 = 0;
+    /// Resources not tied to a namespace (`jobdata::resources`), under its own store name.
+    pub const RESOURCES: u32 = 1;
 }

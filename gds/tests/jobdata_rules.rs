@@ -527,3 +527,97 @@ fn malformed_registrations_are_refused_with_typed_errors() {
         Err(Error::InvalidArgument(m)) if m.contains("2 nodes")
     ));
 }
+
+#[test]
+fn s17_2_5_resources_fill_node_values_a_namespace_does_not_have() {
+    let base = common::base_dir();
+    let (t, _) = jobdata::build(Some("node001"), &registration(true)).unwrap();
+    let mut res = jobdata::Resources::new();
+    res.add("node001", &[info("test.gpus", Value::Uint32(2))])
+        .unwrap();
+    res.add(
+        "node001",
+        &[array(
+            "pmix.node.arr",
+            vec![
+                info("pmix.hname", Value::String("node002".into())),
+                info("test.gpus", Value::Uint32(8)),
+                info("pmix.node.size", Value::Uint32(99)),
+            ],
+        )],
+    )
+    .unwrap();
+    assert!(matches!(
+        res.add(
+            "node001",
+            &[array(
+                "pmix.node.arr",
+                vec![info("test.gpus", Value::Uint32(1))]
+            )]
+        ),
+        Err(Error::InvalidArgument(_))
+    ));
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut tx = w.begin();
+    tx.put_table("rules", part::DATA, &t).unwrap();
+    tx.put_table(jobdata::resources::NAMESPACE, part::RESOURCES, res.table())
+        .unwrap();
+    tx.commit().unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    let t = r.table(&pin, "rules", part::DATA).unwrap();
+    let rt = r
+        .table(&pin, jobdata::resources::NAMESPACE, part::RESOURCES)
+        .unwrap();
+    let get = |q: Qualifiers, key: &str| {
+        jobdata::get_with_resources(t, Some(rt), Some(ME), W, key, &q).map(|v| v.to_value())
+    };
+    let local = Qualifiers {
+        node_info: true,
+        ..q()
+    };
+    let remote = Qualifiers {
+        node_info: true,
+        hostname: Some("node002".into()),
+        ..q()
+    };
+    assert_eq!(get(local.clone(), "test.gpus").unwrap(), Value::Uint32(2));
+    assert_eq!(get(remote.clone(), "test.gpus").unwrap(), Value::Uint32(8));
+    // 17.2.5 / this issue: the namespace's own node values override the resources'.
+    assert_eq!(get(remote, "pmix.node.size").unwrap(), Value::Uint32(4));
+    // Without the resources table the namespace alone does not have them.
+    assert!(matches!(
+        jobdata::get(t, Some(ME), W, "test.gpus", &local),
+        Err(Error::NotFound)
+    ));
+}
+
+#[test]
+fn s17_2_4_deregistration_reclaims_the_namespace() {
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    for ns in ["a", "b"] {
+        let (t, _) = jobdata::build(Some("node001"), &registration(true)).unwrap();
+        let mut tx = w.begin();
+        tx.put_table(ns, part::DATA, &t).unwrap();
+        tx.commit().unwrap();
+    }
+    let r = Reader::attach(w.path()).unwrap();
+    assert_eq!(w.files().unwrap().len(), 4, "anchor, root, two tables");
+    let mut tx = w.begin();
+    tx.remove_namespace("a");
+    tx.commit().unwrap();
+    assert_eq!(w.files().unwrap().len(), 3, "a's table is unlinked");
+    let pin = r.pin();
+    assert!(matches!(
+        r.table(&pin, "a", part::DATA),
+        Err(Error::NotFound)
+    ));
+    let t = r.table(&pin, "b", part::DATA).unwrap();
+    assert_eq!(
+        jobdata::get(t, Some(ME), W, "pmix.job.size", &q())
+            .unwrap()
+            .to_value(),
+        Value::Uint32(8)
+    );
+}

@@ -8,7 +8,9 @@ pub mod maps;
 pub mod query;
 pub mod register;
 pub mod resolve;
+pub mod resources;
 
 pub use query::{Qualifiers, TargetRank};
 pub use register::{build, JobSummary};
-pub use resolve::get;
+pub use resolve::{get, get_with_resources};
+pub use resources::Resources;

@@ -46,6 +46,35 @@ pub fn get<'t>(
     key: &str,
     q: &Qualifiers,
 ) -> Result<ValueRef<'t>> {
+    get_with_resources(t, None, caller, rank, key, q)
+}
+
+/// [`get`], with the server's registered resources (`resources::NAMESPACE`) as a fallback for
+/// node-realm values the namespace does not have (17.2.5).
+pub fn get_with_resources<'t>(
+    t: &'t TableView,
+    resources: Option<&'t TableView>,
+    caller: Option<u32>,
+    rank: TargetRank,
+    key: &str,
+    q: &Qualifiers,
+) -> Result<ValueRef<'t>> {
+    // A node value: the namespace's own, else the resources' for the same hostname.
+    let node_value = |realm: Realm| -> Result<ValueRef<'t>> {
+        if let Some(v) = t.get(realm, key) {
+            return Ok(v);
+        }
+        let (Realm::Node(id), Some(res)) = (realm, resources) else {
+            return Err(Error::NotFound);
+        };
+        let host = t
+            .get(Realm::Node(id), keys::HOSTNAME)
+            .and_then(|h| h.as_str())
+            .ok_or(Error::NotFound)?;
+        let rid = number(res, Realm::Meta, &format!("{}{host}", meta::NODE_BY_NAME))
+            .ok_or(Error::NotFound)?;
+        found(res, Realm::Node(rid), key)
+    };
     let target = match rank {
         TargetRank::Rank(r) => Some(r),
         _ => None,
@@ -106,7 +135,7 @@ pub fn get<'t>(
         return found(t, app()?, key);
     }
     if q.node_info {
-        return found(t, node()?, key);
+        return node_value(node()?);
     }
     if q.proc_info {
         return target.and_then(proc_value).ok_or(Error::NotFound);
@@ -120,11 +149,11 @@ pub fn get<'t>(
     match default {
         DefaultRealm::Session => found(t, session()?, key),
         DefaultRealm::App => found(t, app()?, key),
-        DefaultRealm::Node => found(t, node()?, key),
+        DefaultRealm::Node => node_value(node()?),
         DefaultRealm::Job => {
             if NODE_SELECTABLE_JOB_KEYS.contains(&key) {
                 if let Some(id) = selected()? {
-                    return found(t, Realm::Node(id), key);
+                    return node_value(Realm::Node(id));
                 }
             }
             match target {
