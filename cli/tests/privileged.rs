@@ -1,0 +1,183 @@
+//! Tests that need root (CI runs as root): a full filesystem, and another user.
+//! Without root they say so on stderr and pass without checking anything.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+fn opts(base: &Path) -> StoreOptions {
+    StoreOptions {
+        base_dir: Some(base.to_path_buf()),
+        sweep: false,
+        ..StoreOptions::default()
+    }
+}
+
+fn table(values: usize, bytes: usize) -> TableBuilder {
+    let mut t = TableBuilder::new();
+    for r in 0..values as u32 {
+        t.insert(
+            Realm::Proc(r),
+            "card",
+            &Value::ByteObject(vec![r as u8; bytes]),
+        )
+        .unwrap();
+    }
+    t
+}
+
+/// A tmpfs mounted for one test, unmounted on drop.
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    fn mount(size: &str) -> Tmpfs {
+        let dir = tempfile::Builder::new()
+            .prefix("rshm-tmpfs-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
+            .arg(dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mount tmpfs");
+        Tmpfs(dir)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn a_full_filesystem_is_a_clean_out_of_space_error_and_publishes_nothing_partial() {
+    if !is_root() {
+        eprintln!("SKIPPED: needs root to mount a tmpfs");
+        return;
+    }
+    let fs = Tmpfs::mount("512k");
+    let mut w = Writer::create(opts(fs.0.path())).unwrap();
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &table(16, 64)).unwrap();
+    tx.commit().unwrap();
+    let before = w.files().unwrap();
+    // 2 MiB of cards into a 512 KiB filesystem.
+    let mut tx = w.begin();
+    let err = tx
+        .put_table("ns", part::DATA, &table(1024, 2048))
+        .unwrap_err();
+    assert!(matches!(err, Error::OutOfSpace), "{err}");
+    drop(tx);
+    assert_eq!(w.files().unwrap(), before, "nothing partial left behind");
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    let v = r
+        .get(&pin, "ns", part::DATA, Realm::Proc(3), "card")
+        .unwrap();
+    assert_eq!(
+        v.as_bytes(),
+        Some(&[3u8; 64][..]),
+        "the last complete generation is intact"
+    );
+    // Space freed again: publishing works.
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &table(16, 128)).unwrap();
+    tx.commit().unwrap();
+}
+
+const USER: &str = "rshm-test";
+
+fn test_user() -> u32 {
+    let _ = Command::new("useradd")
+        .args([
+            "--system",
+            "--no-create-home",
+            "--shell",
+            "/usr/sbin/nologin",
+            USER,
+        ])
+        .output();
+    let out = Command::new("id").args(["-u", USER]).output().unwrap();
+    assert!(out.status.success(), "could not create user {USER}");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// Run `rshm get STORE ns job k` as the test user; (success, output).
+fn get_as_user(rshm: &Path, store: &Path) -> (bool, String) {
+    let out = Command::new("runuser")
+        .args(["-u", USER, "--"])
+        .arg(rshm)
+        .arg("get")
+        .arg(store)
+        .args(["ns", "job", "k"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(if out.status.success() {
+        &out.stdout
+    } else {
+        &out.stderr
+    });
+    (out.status.success(), text.trim().to_owned())
+}
+
+#[test]
+fn another_user_cannot_open_a_private_store_and_the_owner_given_can() {
+    if !is_root() {
+        eprintln!("SKIPPED: needs root to create a user");
+        return;
+    }
+    let uid = test_user();
+    let base = tempfile::Builder::new()
+        .prefix("rshm-uid-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The binary must be reachable by the other user wherever the checkout lives.
+    let rshm: PathBuf = base.path().join("rshm");
+    std::fs::copy(env!("CARGO_BIN_EXE_rshm"), &rshm).unwrap();
+    std::fs::set_permissions(&rshm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut t = TableBuilder::new();
+    t.insert(Realm::Job, "k", &Value::Uint32(42)).unwrap();
+
+    // Private (root's, 0700/0600): the other user is refused.
+    let mut private = Writer::create(opts(base.path())).unwrap();
+    let mut tx = private.begin();
+    tx.put_table("ns", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let (ok, msg) = get_as_user(&rshm, private.path());
+    assert!(!ok && msg.contains("permission denied"), "{msg}");
+
+    // Owned by the job's user (PMIX_USERID): that user reads it.
+    let mut theirs = Writer::create(StoreOptions {
+        ownership: Ownership {
+            uid: Some(uid),
+            gid: None,
+        },
+        ..opts(base.path())
+    })
+    .unwrap();
+    let mut tx = theirs.begin();
+    tx.put_table("ns", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(
+        get_as_user(&rshm, theirs.path()),
+        (true, "Uint32(42)".to_string())
+    );
+    let meta = std::fs::metadata(theirs.path().join("rshm-anchor")).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+}
