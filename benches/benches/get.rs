@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use gds::{part, Reader, Realm, TableBuilder, Value, Writer};
 
 const KEYS: [&str; 5] = [
     "pmix.lrank",
@@ -27,15 +27,7 @@ fn store(ranks: u32) -> Writer {
             t.insert(Realm::Proc(r), k, &Value::Uint32(r)).unwrap();
         }
     }
-    let mut w = Writer::create(StoreOptions {
-        sweep: false,
-        ..StoreOptions::default()
-    })
-    .unwrap();
-    let mut tx = w.begin();
-    tx.put_table("bench", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
-    w
+    rshm_benches::publish("bench", &t)
 }
 
 fn bench(c: &mut Criterion) {

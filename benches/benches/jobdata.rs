@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::{part, Reader, StoreOptions, Writer};
+use gds::{part, Reader, Writer};
 use rshm_benches::{host, registration};
 
 const KEYS: [&str; 5] = [
@@ -28,14 +28,7 @@ const PPN: u32 = 64;
 
 fn publish(ranks: u32) -> Writer {
     let (t, _) = jobdata::build(Some(&host(0)), &registration(ranks, PPN)).unwrap();
-    let mut w = Writer::create(StoreOptions {
-        sweep: false,
-        ..StoreOptions::default()
-    })
-    .unwrap();
-    let mut tx = w.begin();
-    tx.put_table("bench", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
+    let w = rshm_benches::publish("bench", &t);
     let shared: u64 = w
         .files()
         .unwrap()

@@ -1,6 +1,6 @@
 //! A fixed loop of hot gets, for instruction-level profiling:
 //! `valgrind --tool=callgrind target/release/examples/hotget`.
-use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use gds::{part, Reader, Realm, TableBuilder, Value};
 
 fn main() {
     let mut t = TableBuilder::new();
@@ -10,14 +10,7 @@ fn main() {
         t.insert(Realm::Proc(r), "pmix.lrank", &Value::Uint16(r as u16))
             .unwrap();
     }
-    let mut w = Writer::create(StoreOptions {
-        sweep: false,
-        ..StoreOptions::default()
-    })
-    .unwrap();
-    let mut tx = w.begin();
-    tx.put_table("bench", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
+    let w = rshm_benches::publish("bench", &t);
     let r = Reader::attach(w.path()).unwrap();
     let mut sum = 0u64;
     for _ in 0..100_000 {

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::value::types;
-use gds::{part, Info, Reader, StoreOptions, Value, Writer};
+use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+use gds::{part, Reader, StoreOptions, Value, Writer};
 
 use crate::args::Args;
 use crate::measure::{bytes, percentile, status_kb};
@@ -27,92 +26,9 @@ const PROC_KEYS: [&str; 5] = [
 /// Gets timed per clock reading: the clock costs ~20 ns, as much as a get.
 const BATCH: usize = 32;
 
-fn host(node: u32) -> String {
-    format!("node{node:05}")
-}
-
 /// What a get of `key` for `rank` must return.
 fn proc_value(rank: u32, key: &str) -> Value {
-    match key {
-        "pmix.lrank" | "pmix.nrank" => Value::Uint16((rank % PPN) as u16),
-        "pmix.nodeid" => Value::Uint32(rank / PPN),
-        "pmix.appnum" => Value::Uint32(0),
-        _ => Value::String(host(rank / PPN)),
-    }
-}
-
-fn info(key: &str, value: Value) -> Info {
-    Info {
-        key: key.into(),
-        flags: 0,
-        value,
-    }
-}
-
-fn info_array(key: &str, items: Vec<Info>) -> Info {
-    let items = items
-        .into_iter()
-        .map(|i| Value::Info(Box::new(i)))
-        .collect();
-    info(key, Value::array(types::INFO, items))
-}
-
-/// The registration info array a host builds for the job (PMIx standard 17.2.3.2): the node
-/// and process maps in OpenPMIx's `pmix[...]` forms, job-level keys, one array per node and
-/// one per rank.
-fn registration(ranks: u32) -> Vec<Info> {
-    let nodes = ranks.div_ceil(PPN);
-    let ppn: Vec<String> = (0..nodes)
-        .map(|n| format!("{}-{}", n * PPN, ((n + 1) * PPN).min(ranks) - 1))
-        .collect();
-    let mut v = vec![
-        info(
-            "pmix.nmap",
-            Value::Regex(format!("pmix[node[5:0-{}]]", nodes - 1).into_bytes()),
-        ),
-        info(
-            "pmix.pmap",
-            Value::Regex(format!("pmix[{}]", ppn.join(";")).into_bytes()),
-        ),
-        info("pmix.univ.size", Value::Uint32(ranks)),
-        info("pmix.nspace", Value::String(NSPACE.into())),
-        info("pmix.jobid", Value::String(format!("{NSPACE}@0"))),
-        info("pmix.job.napps", Value::Uint32(1)),
-    ];
-    v.push(info_array(
-        "pmix.app.arr",
-        vec![
-            info("pmix.appnum", Value::Uint32(0)),
-            info("pmix.app.size", Value::Uint32(ranks)),
-            info("pmix.aldr", Value::ProcRank(0)),
-        ],
-    ));
-    for n in 0..nodes {
-        v.push(info_array(
-            "pmix.node.arr",
-            vec![
-                info("pmix.nodeid", Value::Uint32(n)),
-                info("pmix.hname", Value::String(host(n))),
-                info("pmix.node.size", Value::Uint32(PPN.min(ranks - n * PPN))),
-            ],
-        ));
-    }
-    for r in 0..ranks {
-        v.push(info_array(
-            "pmix.pdata",
-            vec![
-                info("pmix.rank", Value::ProcRank(r)),
-                info("pmix.appnum", Value::Uint32(0)),
-                info("pmix.apprank", Value::ProcRank(r)),
-                info("pmix.grank", Value::ProcRank(r)),
-                info("pmix.lrank", Value::Uint16((r % PPN) as u16)),
-                info("pmix.nrank", Value::Uint16((r % PPN) as u16)),
-                info("pmix.nodeid", Value::Uint32(r / PPN)),
-                info("pmix.hname", Value::String(host(r / PPN))),
-            ],
-        ));
-    }
-    v
+    synthetic::proc_value(rank, PPN, key).unwrap_or(Value::Undef)
 }
 
 pub fn run(argv: &[String]) -> Result<(), String> {
@@ -130,9 +46,10 @@ pub fn run(argv: &[String]) -> Result<(), String> {
     println!("rshm demo: {ranks} ranks ({} per-rank keys, {PPN} per node), {readers} reader processes, {gets} gets each, on {} cores",
         PROC_KEYS.len(), std::thread::available_parallelism().map_or(1, |n| n.get()));
 
-    let infos = registration(ranks);
+    let infos = synthetic::registration(ranks, PPN);
     let t0 = Instant::now();
-    let (table, summary) = jobdata::build(Some(&host(0)), &infos).map_err(|e| e.to_string())?;
+    let (table, summary) =
+        jobdata::build(Some(&synthetic::host(0)), &infos).map_err(|e| e.to_string())?;
     let t_build = t0.elapsed();
     drop(infos);
     if summary.job_size != ranks {

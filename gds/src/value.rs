@@ -153,6 +153,26 @@ pub struct Info {
     pub value: Value,
 }
 
+impl Info {
+    /// An info with no directives.
+    pub fn new(key: impl Into<String>, value: Value) -> Info {
+        Info {
+            key: key.into(),
+            flags: 0,
+            value,
+        }
+    }
+
+    /// An info whose value is an info array (`PMIX_*_INFO_ARRAY`, registration arrays).
+    pub fn array(key: impl Into<String>, items: Vec<Info>) -> Info {
+        let items = items
+            .into_iter()
+            .map(|i| Value::Info(Box::new(i)))
+            .collect();
+        Info::new(key, Value::array(types::INFO, items))
+    }
+}
+
 /// `pmix_data_array_t`: a type code and its elements. The element type is kept even for an
 /// empty array; every element's own type must match it (`Value::Info` for `PMIX_INFO`, any
 /// value for `PMIX_VALUE`).

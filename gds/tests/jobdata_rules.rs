@@ -7,28 +7,14 @@
 mod common;
 
 use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::value::types;
 use gds::{part, Error, Info, Reader, Value, Writer};
 
 fn info(key: &str, value: Value) -> Info {
-    Info {
-        key: key.into(),
-        flags: 0,
-        value,
-    }
+    Info::new(key, value)
 }
 
 fn array(key: &str, items: Vec<Info>) -> Info {
-    info(
-        key,
-        Value::array(
-            types::INFO,
-            items
-                .into_iter()
-                .map(|i| Value::Info(Box::new(i)))
-                .collect(),
-        ),
-    )
+    Info::array(key, items)
 }
 
 fn registration(full: bool) -> Vec<Info> {

@@ -9,6 +9,7 @@ pub mod query;
 pub mod register;
 pub mod resolve;
 pub mod resources;
+pub mod synthetic;
 
 pub use query::{Qualifiers, TargetRank};
 pub use register::{build, JobSummary};
