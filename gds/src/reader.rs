@@ -40,6 +40,9 @@ struct Snapshot {
     root: Option<RootView>,
     /// Lazily mapped tables, one slot per root reference.
     tables: Box<[OnceLock<Arc<TableView>>]>,
+    /// The first (namespace, part) asked in this generation and its root index: a client asks
+    /// about its own namespace almost always, and this skips the hash and the root's search.
+    first: OnceLock<(Box<str>, u32, usize)>,
 }
 
 /// Counters for diagnostics (`rshm` CLI, benches).
@@ -79,6 +82,7 @@ impl Snapshot {
             gen: 0,
             root: None,
             tables: Box::new([]),
+            first: OnceLock::new(),
         }
     }
 
@@ -123,6 +127,7 @@ impl Snapshot {
             gen,
             root: Some(root),
             tables,
+            first: OnceLock::new(),
         })
     }
 
@@ -131,8 +136,15 @@ impl Snapshot {
         let Some(root) = self.root.as_ref() else {
             return Err(Miss::Err(Error::NotFound));
         };
-        let Some(i) = root.find(ns, part) else {
-            return Err(Miss::Err(Error::NotFound));
+        let i = match self.first.get() {
+            Some((name, p, i)) if *p == part && **name == *ns => *i,
+            _ => {
+                let Some(i) = root.find(ns, part) else {
+                    return Err(Miss::Err(Error::NotFound));
+                };
+                let _ = self.first.set((ns.into(), part, i));
+                i
+            }
         };
         let slot = &self.tables[i];
         if let Some(t) = slot.get() {
