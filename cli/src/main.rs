@@ -7,6 +7,7 @@ mod args;
 mod demo;
 mod inspect;
 mod measure;
+mod torture;
 
 use std::process::ExitCode;
 
@@ -21,6 +22,8 @@ usage:
       print one value; REALM is job | session:ID | app:N | node:ID | proc:RANK
   rshm sweep [BASE]
       remove stores left by dead servers in BASE (default: the default base directory)
+  rshm write-loop --base DIR | rshm read-loop STORE
+      test helpers: publish (read) until killed (cli/tests/crash.rs)
 ";
 
 fn main() -> ExitCode {
@@ -31,6 +34,8 @@ fn main() -> ExitCode {
         Some("dump") => inspect::dump(&argv[1..]),
         Some("get") => inspect::get(&argv[1..]),
         Some("sweep") => inspect::sweep(&argv[1..]),
+        Some("write-loop") => torture::write_loop(&argv[1..]),
+        Some("read-loop") => torture::read_loop(&argv[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
