@@ -28,6 +28,8 @@ mod valueref;
 #[cfg(not(gds_loom))]
 mod bytes;
 #[cfg(not(gds_loom))]
+pub mod check;
+#[cfg(not(gds_loom))]
 mod dir;
 #[cfg(not(gds_loom))]
 mod raw;

@@ -41,6 +41,25 @@ impl RoMap {
         Ok(RoMap(map))
     }
 
+    /// A private, read-only copy of `bytes` in an anonymous mapping: lets untrusted segment
+    /// bytes (a file under inspection, fuzz input) go through exactly the reader's checks.
+    /// The copy is page-aligned like a file mapping, so alignment checks behave the same.
+    pub fn copy_of(bytes: &[u8]) -> Result<RoMap> {
+        let mut anon = MmapMut::map_anon(bytes.len().max(1))
+            .map_err(|e| Error::io("map anonymous memory", e))?;
+        anon[..bytes.len()].copy_from_slice(bytes);
+        let map = anon
+            .make_read_only()
+            .map_err(|e| Error::io("mprotect copy", e))?;
+        if bytes.is_empty() {
+            return Err(Error::Truncated {
+                expected: 1,
+                actual: 0,
+            });
+        }
+        Ok(RoMap(map))
+    }
+
     /// The mapped bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.0
