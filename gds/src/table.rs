@@ -449,7 +449,7 @@ impl TableView {
     }
 
     fn bytes(&self) -> &[u8] {
-        self.values.map().bytes()
+        self.values.bytes()
     }
 
     /// The key id of `key`, if the table has it.

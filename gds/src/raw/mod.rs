@@ -130,17 +130,32 @@ pub fn atomic_u64(bytes: &[u8], off: usize) -> Option<&AtomicU64> {
 ///
 /// Holds the mapping, so the values it hands out live as long as it does.
 pub struct ValidatedValues {
-    map: Arc<RoMap>,
+    /// Keeps the mapping alive (and unmapped only when the last reader of it is gone).
+    _map: Arc<RoMap>,
+    /// The mapping's bytes, cached: every lookup reads them, and going through the `Arc`, the
+    /// `RoMap` and the `Mmap` each time is a chain of dependent loads on the hot path.
+    ptr: *const u8,
+    len: usize,
     entries_off: usize,
     entry_count: usize,
 }
+
+// SAFETY: the raw pointer only caches the address of `_map`'s bytes, which `_map` (an `Arc` of a
+// read-only mapping that never moves or changes) keeps alive; sharing or sending it is exactly
+// as safe as sharing or sending the `Arc<RoMap>` itself, which is Send + Sync.
+unsafe impl Send for ValidatedValues {}
+// SAFETY: as above; all access through the pointer is read-only.
+unsafe impl Sync for ValidatedValues {}
 
 impl ValidatedValues {
     /// Validate the value of every one of the `entry_count` Entry records at `entries_off`.
     /// The caller has checked that the entry region lies inside the mapping.
     pub fn validate(map: Arc<RoMap>, entries_off: usize, entry_count: usize) -> Result<Self> {
+        let (ptr, len) = (map.bytes().as_ptr(), map.bytes().len());
         let this = ValidatedValues {
-            map,
+            _map: map,
+            ptr,
+            len,
             entries_off,
             entry_count,
         };
@@ -162,7 +177,7 @@ impl ValidatedValues {
         let rec = self
             .entries_off
             .checked_add(i.checked_mul(size_of::<Entry>())?)?;
-        let bytes = self.map.bytes();
+        let bytes = self.bytes();
         let len = crate::bytes::u32_at(bytes, rec + core::mem::offset_of!(Entry, value_len))?;
         let off = crate::bytes::u64_at(bytes, rec + core::mem::offset_of!(Entry, value_off))?;
         let off = usize::try_from(off).ok()?;
@@ -181,9 +196,11 @@ impl ValidatedValues {
         Some(unsafe { rkyv::access_unchecked::<ArchivedValue>(bytes) })
     }
 
-    /// The mapping the values live in.
-    pub fn map(&self) -> &Arc<RoMap> {
-        &self.map
+    /// The mapped bytes the values live in.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr`/`len` were taken from `self._map`'s bytes, which stay mapped, unmoved and
+        // unchanged for as long as `self` holds the `Arc` (the module's immutability rule).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
 
