@@ -36,6 +36,7 @@ fn realm_text(r: Realm) -> String {
         Realm::Node(i) => format!("node:{i}"),
         Realm::Proc(i) => format!("proc:{i}"),
         Realm::Meta => "meta".into(),
+        Realm::Posted { rank, scope } => format!("posted:{rank}:scope{scope}"),
     }
 }
 

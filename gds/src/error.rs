@@ -33,6 +33,9 @@ pub enum Error {
     OutOfSpace,
     /// No such namespace, key or value.
     NotFound,
+    /// The key exists but was posted in a scope that excludes the requester
+    /// (PMIX_ERR_EXISTS_OUTSIDE_SCOPE, standard 5.4).
+    ExistsOutsideScope,
     /// The caller passed something the store cannot take.
     InvalidArgument(String),
     /// Permission denied opening or creating a store file.
@@ -87,6 +90,7 @@ impl fmt::Display for Error {
             Error::Corrupt(what) => write!(f, "corrupt rshm segment: {what}"),
             Error::OutOfSpace => write!(f, "no space left on the filesystem holding the rshm store"),
             Error::NotFound => write!(f, "not found"),
+            Error::ExistsOutsideScope => write!(f, "exists, but in a scope that excludes the requester"),
             Error::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
             Error::PermissionDenied => write!(f, "permission denied on the rshm store"),
             Error::Io { op, source } => write!(f, "{op}: {source}"),

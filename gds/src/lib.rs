@@ -19,6 +19,8 @@ pub mod error;
 #[cfg(not(gds_loom))]
 pub mod jobdata;
 pub mod layout;
+#[cfg(not(gds_loom))]
+pub mod modex;
 pub mod protocol;
 pub mod sync;
 pub mod value;
@@ -65,4 +67,6 @@ pub mod part {
     pub const DATA: u32 = 0;
     /// Resources not tied to a namespace (`jobdata::resources`), under its own store name.
     pub const RESOURCES: u32 = 1;
+    /// Data posted by the namespace's processes (`modex`): Put/Commit, fences.
+    pub const POSTED: u32 = 2;
 }

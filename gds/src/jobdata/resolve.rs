@@ -169,3 +169,10 @@ pub fn get_with_resources<'t>(
         },
     }
 }
+
+/// Whether `rank` runs on the store's own node (for the scope rules of posted data), when the
+/// job data says.
+pub fn is_local(t: &TableView, rank: u32) -> Option<bool> {
+    let local = number(t, Realm::Meta, meta::LOCAL_NODEID)?;
+    Some(number(t, Realm::Proc(rank), keys::NODEID)? == local)
+}

@@ -195,6 +195,9 @@ pub enum Realm {
     Proc(u32),
     /// Store metadata (keys `rshm.*`): how the writer resolved the job, never a PMIx answer.
     Meta,
+    /// Data posted (PMIx_Put) by a process, by rank, with its scope (`pmix_scope_t`: 1 local,
+    /// 2 remote, 3 global).
+    Posted { rank: u32, scope: u8 },
 }
 
 impl Realm {
@@ -207,6 +210,7 @@ impl Realm {
             Realm::Node(id) => (4, id),
             Realm::Proc(id) => (5, id),
             Realm::Meta => (6, 0),
+            Realm::Posted { rank, scope } => (6 + scope as u16, rank),
         }
     }
 
@@ -219,6 +223,10 @@ impl Realm {
             4 => Some(Realm::Node(id)),
             5 => Some(Realm::Proc(id)),
             6 => Some(Realm::Meta),
+            7..=9 => Some(Realm::Posted {
+                rank: id,
+                scope: (class - 6) as u8,
+            }),
             _ => None,
         }
     }

@@ -193,3 +193,13 @@ pub fn opts(base: &std::path::Path) -> StoreOptions {
         ..StoreOptions::default()
     }
 }
+
+/// A field of /proc/self/status in kB (`VmRSS`, `RssAnon`, ...).
+pub fn status_kb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
