@@ -13,12 +13,17 @@ use crate::bytes::{slice_at, u16_at, u32_at, u64_at, Encoder};
 use crate::error::{Error, Result};
 use crate::layout::{
     entry_hash, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, Realm, TableHeader,
-    COLUMNS, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN, VALUE_ALIGN,
+    COLUMNS, ENTRY_RAW_BYTES, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN, VALUE_ALIGN,
 };
 use crate::raw::{RoMap, ValidatedValues};
 use crate::segment::encode_header;
 use crate::value::Value;
 use crate::valueref::ValueRef;
+
+/// An entry's identity in the builder: (class, id, builder key id).
+type EntryKey = (u16, u32, u32);
+/// An entry's stored value: (entry flags, the archive or the raw bytes).
+type StoredValue = (u16, Box<[u8]>);
 
 /// Builds a table: (realm, key) → value, latest insert wins.
 #[derive(Default, Clone)]
@@ -26,7 +31,7 @@ pub struct TableBuilder {
     key_ids: HashMap<Box<str>, u32>,
     keys: Vec<Box<str>>,
     /// (class, id, builder key id) → archived value bytes.
-    entries: HashMap<(u16, u32, u32), Box<[u8]>>,
+    entries: HashMap<EntryKey, StoredValue>,
     /// Ranks covered by proc columns (0: none).
     ranks: u32,
     /// Proc columns (format.md "Proc columns"), allocated on first use; all-ones = absent.
@@ -88,11 +93,22 @@ impl TableBuilder {
                 }
             }
         }
+        // Byte objects (cards, endpoints) are stored as their bytes: nothing to archive or
+        // validate, and a reader's view is the bytes themselves (format.md `RAW_BYTES`).
+        if let Value::ByteObject(bytes) = value {
+            return self.insert_stored(realm, key, ENTRY_RAW_BYTES, bytes.as_slice().into());
+        }
         let archived = value.archive()?;
-        self.insert_archived(realm, key, archived.as_slice().into())
+        self.insert_stored(realm, key, 0, archived.as_slice().into())
     }
 
-    fn insert_archived(&mut self, realm: Realm, key: &str, archived: Box<[u8]>) -> Result<()> {
+    fn insert_stored(
+        &mut self,
+        realm: Realm,
+        key: &str,
+        flags: u16,
+        bytes: Box<[u8]>,
+    ) -> Result<()> {
         if key.is_empty() || key.len() > MAX_KEY_LEN || key.as_bytes().contains(&0) {
             return Err(Error::InvalidArgument(format!(
                 "bad key {key:?} (1..=511 bytes, no NUL)"
@@ -113,7 +129,7 @@ impl TableBuilder {
             }
         };
         let (class, id) = realm.class_id();
-        self.entries.insert((class, id, kid), archived);
+        self.entries.insert((class, id, kid), (flags, bytes));
         Ok(())
     }
 
@@ -183,10 +199,10 @@ impl TableBuilder {
                 final_id[old as usize] = new as u32;
             }
         }
-        let mut entries: Vec<(u16, u32, u32, &[u8])> = self
+        let mut entries: Vec<(u16, u32, u32, u16, &[u8])> = self
             .entries
             .iter()
-            .map(|(&(c, i, k), v)| (c, i, final_id[k as usize], &v[..]))
+            .map(|(&(c, i, k), (flags, v))| (c, i, final_id[k as usize], *flags, &v[..]))
             .collect();
         entries.sort_unstable_by_key(|e| (e.0, e.1, e.2));
 
@@ -241,9 +257,9 @@ impl TableBuilder {
         enc.pad_to(REGION_ALIGN);
         let entries_off = enc.len();
         let mut slots = vec![0u32; entry_slots];
-        for (i, &(class, id, kid, bytes)) in entries.iter().enumerate() {
+        for (i, &(class, id, kid, flags, bytes)) in entries.iter().enumerate() {
             enc.u16(class);
-            enc.u16(0);
+            enc.u16(flags);
             enc.u32(id);
             enc.u32(kid);
             enc.u32(
@@ -276,7 +292,7 @@ impl TableBuilder {
         }
 
         // Values, each 16-aligned.
-        for (i, &(_, _, _, bytes)) in entries.iter().enumerate() {
+        for (i, &(_, _, _, _, bytes)) in entries.iter().enumerate() {
             enc.pad_to(VALUE_ALIGN);
             let off = enc.len();
             enc.bytes(bytes);
@@ -492,11 +508,12 @@ impl TableView {
         }
         let b = self.bytes();
         let (class, id) = realm.class_id();
-        // The first 12 bytes of the record we look for: class, flags (0), id, key_id.
-        let mut want = [0u8; 12];
-        want[0..2].copy_from_slice(&class.to_ne_bytes());
-        want[4..8].copy_from_slice(&id.to_ne_bytes());
-        want[8..12].copy_from_slice(&kid.to_ne_bytes());
+        // The record we look for: class (bytes 0..2) and id, key_id (bytes 4..12); the flags in
+        // between say how the value is stored, not which entry it is.
+        let class_bytes = class.to_ne_bytes();
+        let mut want = [0u8; 8];
+        want[0..4].copy_from_slice(&id.to_ne_bytes());
+        want[4..8].copy_from_slice(&kid.to_ne_bytes());
         let mask = self.h.entry_slots as u64 - 1;
         let mut s = entry_hash(class, id, kid) & mask;
         for _ in 0..self.h.entry_slots {
@@ -506,7 +523,7 @@ impl TableView {
             }
             let e = (slot - 1) as usize;
             let rec = self.h.entries_off as usize + e * ENTRY_REC as usize;
-            if b.get(rec..rec + 12)? == want {
+            if b.get(rec..rec + 2)? == class_bytes && b.get(rec + 4..rec + 12)? == want {
                 return Some(e);
             }
             s = (s + 1) & mask;
@@ -524,7 +541,7 @@ impl TableView {
         }
         self.values
             .value(self.entry(realm, kid)?)
-            .map(ValueRef::Archived)
+            .map(ValueRef::from)
     }
 
     /// Every value: the entries in (realm, key) order, then the proc columns by column and rank.
@@ -535,7 +552,7 @@ impl TableView {
             let rec = self.h.entries_off as usize + e * ENTRY_REC as usize;
             let realm = Realm::from_class_id(u16_at(b, rec)?, u32_at(b, rec + 4)?)?;
             let key = self.key_str(u32_at(b, rec + 8)?)?;
-            Some((realm, key, ValueRef::Archived(self.values.value(e)?)))
+            Some((realm, key, ValueRef::from(self.values.value(e)?)))
         });
         let columns = self.columns.iter().flatten().flat_map(move |&(kid, _)| {
             (0..self.h.rank_count).filter_map(move |r| {

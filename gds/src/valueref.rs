@@ -15,6 +15,17 @@ pub enum ValueRef<'a> {
     Uint32(u32),
     /// A PMIX_PROC_RANK proc-column value.
     ProcRank(u32),
+    /// A PMIX_BYTE_OBJECT stored raw: its bytes in the mapping.
+    Bytes(&'a [u8]),
+}
+
+impl<'a> From<crate::raw::Stored<'a>> for ValueRef<'a> {
+    fn from(s: crate::raw::Stored<'a>) -> Self {
+        match s {
+            crate::raw::Stored::Archived(v) => ValueRef::Archived(v),
+            crate::raw::Stored::Bytes(b) => ValueRef::Bytes(b),
+        }
+    }
 }
 
 impl std::fmt::Debug for ValueRef<'_> {
@@ -31,6 +42,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::Uint16(v) => Value::Uint16(v),
             ValueRef::Uint32(v) => Value::Uint32(v),
             ValueRef::ProcRank(v) => Value::ProcRank(v),
+            ValueRef::Bytes(b) => Value::ByteObject(b.to_vec()),
         }
     }
 
@@ -42,6 +54,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::Uint16(_) => types::UINT16,
             ValueRef::Uint32(_) => types::UINT32,
             ValueRef::ProcRank(_) => types::PROC_RANK,
+            ValueRef::Bytes(_) => types::BYTE_OBJECT,
         }
     }
 
@@ -57,6 +70,7 @@ impl<'a> ValueRef<'a> {
     pub fn as_bytes(&self) -> Option<&'a [u8]> {
         match *self {
             ValueRef::Archived(v) => v.as_bytes(),
+            ValueRef::Bytes(b) => Some(b),
             _ => None,
         }
     }
@@ -67,6 +81,7 @@ impl<'a> ValueRef<'a> {
             ValueRef::Archived(v) => v.as_u64(),
             ValueRef::Uint16(v) => Some(v as u64),
             ValueRef::Uint32(v) | ValueRef::ProcRank(v) => Some(v as u64),
+            ValueRef::Bytes(_) => None,
         }
     }
 

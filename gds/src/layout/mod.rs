@@ -30,6 +30,9 @@ pub const MAX_KEY_LEN: usize = 511;
 /// Longest namespace name (PMIX_MAX_NSLEN).
 pub const MAX_NSPACE_LEN: usize = 255;
 
+/// Entry `flags` bit: the value is a PMIX_BYTE_OBJECT stored as its bytes (format.md section 6).
+pub const ENTRY_RAW_BYTES: u16 = 1;
+
 /// Segment kinds (`kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]

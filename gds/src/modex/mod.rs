@@ -70,6 +70,8 @@ const UNDEF_INDEX: &str = "rshm.undef:";
 #[derive(Default, Clone)]
 pub struct Posted {
     table: TableBuilder,
+    /// Keys already in the RANK_UNDEF index (it records the first poster of each key).
+    indexed: std::collections::HashSet<Box<str>>,
 }
 
 impl Posted {
@@ -89,12 +91,15 @@ impl Posted {
             self.table.remove(other.realm(rank), key);
         }
         self.table.insert(scope.realm(rank), key, value)?;
-        // Globally unique keys are retrieved with PMIX_RANK_UNDEF (5.1): index who posted them.
-        self.table.insert(
-            Realm::Meta,
-            &format!("{UNDEF_INDEX}{key}"),
-            &Value::ProcRank(rank),
-        )
+        // Globally unique keys are retrieved with PMIX_RANK_UNDEF (5.1): index who posted them
+        // (a key posted by many ranks is not globally unique; its first poster stands).
+        if !self.indexed.contains(key) {
+            self.indexed.insert(key.into());
+            let index = format!("{UNDEF_INDEX}{key}");
+            self.table
+                .insert(Realm::Meta, &index, &Value::ProcRank(rank))?;
+        }
+        Ok(())
     }
 
     /// The table to publish as the namespace's `part::POSTED`.

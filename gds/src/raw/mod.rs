@@ -15,7 +15,7 @@ use crossbeam_epoch::{Atomic, Guard, Owned};
 use memmap2::{Mmap, MmapMut, MmapOptions};
 
 use crate::error::{Error, Result};
-use crate::layout::{Entry, VALUE_ALIGN};
+use crate::layout::{Entry, ENTRY_RAW_BYTES, VALUE_ALIGN};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::value::ArchivedValue;
 
@@ -126,6 +126,14 @@ pub fn atomic_u64(bytes: &[u8], off: usize) -> Option<&AtomicU64> {
     Some(unsafe { &*(ptr as *const AtomicU64) })
 }
 
+/// A stored value as read from a validated table.
+pub enum Stored<'a> {
+    /// An rkyv archive of a `Value`.
+    Archived(&'a ArchivedValue),
+    /// A byte object stored raw (`ENTRY_RAW_BYTES`).
+    Bytes(&'a [u8]),
+}
+
 /// The values of a table, validated once with rkyv's bytecheck; reads after that are unchecked.
 ///
 /// Holds the mapping, so the values it hands out live as long as it does.
@@ -160,17 +168,20 @@ impl ValidatedValues {
             entry_count,
         };
         for i in 0..entry_count {
-            let bytes = this
+            let (raw, bytes) = this
                 .value_bytes(i)
                 .ok_or(Error::Corrupt("value out of bounds"))?;
-            rkyv::access::<ArchivedValue, rkyv::rancor::Failure>(bytes)
-                .map_err(|_| Error::Corrupt("value fails validation"))?;
+            if !raw {
+                rkyv::access::<ArchivedValue, rkyv::rancor::Failure>(bytes)
+                    .map_err(|_| Error::Corrupt("value fails validation"))?;
+            }
         }
         Ok(this)
     }
 
-    /// The exact archive bytes of entry `i`, if its offset and length are sane.
-    fn value_bytes(&self, i: usize) -> Option<&[u8]> {
+    /// Entry `i`'s value bytes, if its offset and length are sane, and whether they are raw
+    /// (`ENTRY_RAW_BYTES`) rather than an archive.
+    fn value_bytes(&self, i: usize) -> Option<(bool, &[u8])> {
         if i >= self.entry_count {
             return None;
         }
@@ -180,20 +191,28 @@ impl ValidatedValues {
         let bytes = self.bytes();
         let len = crate::bytes::u32_at(bytes, rec + core::mem::offset_of!(Entry, value_len))?;
         let off = crate::bytes::u64_at(bytes, rec + core::mem::offset_of!(Entry, value_off))?;
+        let flags = crate::bytes::u16_at(bytes, rec + core::mem::offset_of!(Entry, flags))?;
+        let raw = flags & ENTRY_RAW_BYTES != 0;
         let off = usize::try_from(off).ok()?;
-        if off % VALUE_ALIGN != 0 || len == 0 {
+        if off % VALUE_ALIGN != 0 || (len == 0 && !raw) {
             return None;
         }
-        bytes.get(off..off.checked_add(len as usize)?)
+        Some((raw, bytes.get(off..off.checked_add(len as usize)?)?))
     }
 
-    /// The archived value of entry `i` (`None` only for `i` out of range).
-    pub fn value(&self, i: usize) -> Option<&ArchivedValue> {
-        let bytes = self.value_bytes(i)?;
+    /// The value of entry `i` (`None` only for `i` out of range).
+    pub fn value(&self, i: usize) -> Option<Stored<'_>> {
+        let (raw, bytes) = self.value_bytes(i)?;
+        if raw {
+            return Some(Stored::Bytes(bytes));
+        }
         // SAFETY: `validate` ran rkyv's full bytecheck over exactly these bytes (the entry
-        // record and the value bytes are in the same immutable mapping, so reading them again
-        // yields the same range), and the range is 16-aligned inside a page-aligned mapping.
-        Some(unsafe { rkyv::access_unchecked::<ArchivedValue>(bytes) })
+        // record, its flags and the value bytes are in the same immutable mapping, so reading
+        // them again yields the same range and kind), and the range is 16-aligned inside a
+        // page-aligned mapping.
+        Some(Stored::Archived(unsafe {
+            rkyv::access_unchecked::<ArchivedValue>(bytes)
+        }))
     }
 
     /// The mapped bytes the values live in.
