@@ -33,35 +33,22 @@ fn store(ranks: u32) -> Writer {
 fn bench(c: &mut Criterion) {
     let w = store(1000);
     let r = Reader::attach(w.path()).unwrap();
-    c.bench_function("get_job_hot_1", |b| {
-        b.iter(|| {
-            let pin = r.pin();
-            black_box(
-                r.get(
-                    &pin,
-                    "bench",
-                    part::DATA,
-                    Realm::Job,
-                    black_box("pmix.job.size"),
-                )
-                .unwrap(),
-            );
-        })
-    });
+    let get_job = |pin: &gds::Pin| {
+        black_box(
+            r.get(
+                pin,
+                "bench",
+                part::DATA,
+                Realm::Job,
+                black_box("pmix.job.size"),
+            )
+            .unwrap(),
+        );
+    };
+    c.bench_function("get_job_hot_1", |b| b.iter(|| get_job(&r.pin())));
     c.bench_function("get_job_hot_heldpin_1", |b| {
         let pin = r.pin();
-        b.iter(|| {
-            black_box(
-                r.get(
-                    &pin,
-                    "bench",
-                    part::DATA,
-                    Realm::Job,
-                    black_box("pmix.job.size"),
-                )
-                .unwrap(),
-            )
-        })
+        b.iter(|| get_job(&pin))
     });
     c.bench_function("table_get_job_hot_1", |b| {
         let pin = r.pin();
@@ -79,9 +66,7 @@ fn bench(c: &mut Criterion) {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         g.bench_function(BenchmarkId::from_parameter(format!("{ranks}_1")), |b| {
             b.iter(|| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                rshm_benches::xorshift(&mut x);
                 let rank = (x % ranks as u64) as u32;
                 let pin = r.pin();
                 black_box(

@@ -85,9 +85,7 @@ fn get(c: &mut Criterion) {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         c.bench_function(&format!("get_proc_random_{ranks}_1"), |b| {
             b.iter(|| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                rshm_benches::xorshift(&mut x);
                 let rank = (x % ranks as u64) as u32;
                 let pin = r.pin();
                 let t = r.table(&pin, "bench", part::DATA).unwrap();

@@ -65,9 +65,7 @@ fn get(c: &mut Criterion) {
         let r = Reader::attach(w.path()).unwrap();
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            rshm_benches::xorshift(&mut x);
             (x % N as u64) as u32
         };
         c.bench_function(&format!("get_card_pointer_{N}_{bytes}_1"), |b| {

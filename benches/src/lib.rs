@@ -16,3 +16,11 @@ pub fn publish(ns: &str, table: &TableBuilder) -> Writer {
     tx.commit().unwrap();
     w
 }
+
+/// xorshift64: a cheap deterministic generator for random ranks inside timed loops.
+pub fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
