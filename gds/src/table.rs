@@ -22,8 +22,9 @@ use crate::valueref::ValueRef;
 
 /// An entry's identity in the builder: (class, id, builder key id).
 type EntryKey = (u16, u32, u32);
-/// An entry's stored value: (entry flags, the archive or the raw bytes).
-type StoredValue = (u16, Box<[u8]>);
+/// An entry's stored value: (entry flags, offset and length of the archive or the raw bytes in
+/// the builder's arena).
+type StoredValue = (u16, usize, usize);
 
 /// Builds a table: (realm, key) → value, latest insert wins.
 #[derive(Default, Clone)]
@@ -32,6 +33,11 @@ pub struct TableBuilder {
     keys: Vec<Box<str>>,
     /// (class, id, builder key id) → archived value bytes.
     entries: HashMap<EntryKey, StoredValue>,
+    /// Every value's bytes, appended: no allocation per value, and values inserted in rank
+    /// order (a fence batch) are read back almost sequentially by `encode`.
+    arena: Vec<u8>,
+    /// Bytes of `arena` no entry refers to any more (replaced or removed values).
+    garbage: usize,
     /// Ranks covered by proc columns (0: none).
     ranks: u32,
     /// Proc columns (format.md "Proc columns"), allocated on first use; all-ones = absent.
@@ -96,19 +102,13 @@ impl TableBuilder {
         // Byte objects (cards, endpoints) are stored as their bytes: nothing to archive or
         // validate, and a reader's view is the bytes themselves (format.md `RAW_BYTES`).
         if let Value::ByteObject(bytes) = value {
-            return self.insert_stored(realm, key, ENTRY_RAW_BYTES, bytes.as_slice().into());
+            return self.insert_stored(realm, key, ENTRY_RAW_BYTES, bytes);
         }
         let archived = value.archive()?;
-        self.insert_stored(realm, key, 0, archived.as_slice().into())
+        self.insert_stored(realm, key, 0, &archived)
     }
 
-    fn insert_stored(
-        &mut self,
-        realm: Realm,
-        key: &str,
-        flags: u16,
-        bytes: Box<[u8]>,
-    ) -> Result<()> {
+    fn insert_stored(&mut self, realm: Realm, key: &str, flags: u16, bytes: &[u8]) -> Result<()> {
         if key.is_empty() || key.len() > MAX_KEY_LEN || key.as_bytes().contains(&0) {
             return Err(Error::InvalidArgument(format!(
                 "bad key {key:?} (1..=511 bytes, no NUL)"
@@ -129,8 +129,33 @@ impl TableBuilder {
             }
         };
         let (class, id) = realm.class_id();
-        self.entries.insert((class, id, kid), (flags, bytes));
+        let off = self.arena.len();
+        self.arena.extend_from_slice(bytes);
+        if let Some((_, _, old)) = self
+            .entries
+            .insert((class, id, kid), (flags, off, bytes.len()))
+        {
+            self.garbage += old;
+            self.compact_if_wasteful();
+        }
         Ok(())
+    }
+
+    /// Rebuild the arena from the live values once replaced ones outweigh them (a long-lived
+    /// builder whose values are updated again and again stays proportional to its contents).
+    fn compact_if_wasteful(&mut self) {
+        let live = self.arena.len() - self.garbage;
+        if self.garbage < live.max(1 << 20) {
+            return;
+        }
+        let mut arena = Vec::with_capacity(live);
+        for (_, off, len) in self.entries.values_mut() {
+            let start = arena.len();
+            arena.extend_from_slice(&self.arena[*off..*off + *len]);
+            *off = start;
+        }
+        self.arena = arena;
+        self.garbage = 0;
     }
 
     /// Remove the value of `key` in `realm`; true if there was one.
@@ -153,7 +178,14 @@ impl TableBuilder {
             return false;
         };
         let (class, id) = realm.class_id();
-        self.entries.remove(&(class, id, kid)).is_some()
+        match self.entries.remove(&(class, id, kid)) {
+            Some((_, _, len)) => {
+                self.garbage += len;
+                self.compact_if_wasteful();
+                true
+            }
+            None => false,
+        }
     }
 
     /// Number of (realm, key) values, entries and column values alike.
@@ -202,7 +234,15 @@ impl TableBuilder {
         let mut entries: Vec<(u16, u32, u32, u16, &[u8])> = self
             .entries
             .iter()
-            .map(|(&(c, i, k), (flags, v))| (c, i, final_id[k as usize], *flags, &v[..]))
+            .map(|(&(c, i, k), &(flags, off, len))| {
+                (
+                    c,
+                    i,
+                    final_id[k as usize],
+                    flags,
+                    &self.arena[off..off + len],
+                )
+            })
             .collect();
         // (class, id, key_id) packed in one u64 (class < 2^8, key ids < 2^24: format.md), so
         // the sort compares integers: a million cards sort in a few tens of milliseconds.

@@ -217,3 +217,46 @@ fn standard_proc_keys_live_in_dense_columns_and_other_types_fall_back_to_entries
         "every value is listed once"
     );
 }
+
+#[test]
+fn values_replaced_again_and_again_keep_the_builder_small_and_the_latest_value() {
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut t = TableBuilder::new();
+    // 3,000 replacements of 1 KiB values on 10 keys: the builder's arena compacts (its
+    // garbage would otherwise be 3 MiB against 10 KiB of live values).
+    for round in 0..300u32 {
+        for k in 0..10u32 {
+            let v = gds::Value::ByteObject(vec![(round + k) as u8; 1024]);
+            t.insert(Realm::Proc(k), "card", &v).unwrap();
+            t.insert(Realm::Job, &format!("k{k}"), &gds::Value::Uint32(round))
+                .unwrap();
+        }
+    }
+    assert!(t.remove(Realm::Proc(9), "card"));
+    let bytes = t.encode(1).unwrap();
+    assert!(
+        bytes.len() < 64 * 1024,
+        "encoded {} bytes for 19 live values",
+        bytes.len()
+    );
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    for k in 0..9u32 {
+        let v = r
+            .get(&pin, "ns", part::DATA, Realm::Proc(k), "card")
+            .unwrap();
+        assert_eq!(v.as_bytes(), Some(&vec![(299 + k) as u8; 1024][..]));
+        let n = r
+            .get(&pin, "ns", part::DATA, Realm::Job, &format!("k{k}"))
+            .unwrap();
+        assert_eq!(n.as_u64(), Some(299));
+    }
+    assert!(matches!(
+        r.get(&pin, "ns", part::DATA, Realm::Proc(9), "card"),
+        Err(Error::NotFound)
+    ));
+}
