@@ -10,7 +10,7 @@ step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -q -- -D warnings
 
-step "loom models (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:=2})"
+step "loom models (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:=3})"
 RUSTFLAGS="--cfg gds_loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS \
   cargo test -q -p loom-tests --release
 
