@@ -10,13 +10,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use gds::{part, Reader, Realm, TableBuilder, Value, Writer};
 
-const KEYS: [&str; 5] = [
-    "pmix.lrank",
-    "pmix.nrank",
-    "pmix.nodeid",
-    "pmix.appnum",
-    "pmix.hname",
-];
+use rshm_benches::PROC_KEYS as KEYS;
 
 fn store(ranks: u32) -> Writer {
     let mut t = TableBuilder::with_ranks(ranks);

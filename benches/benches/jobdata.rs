@@ -17,13 +17,7 @@ use gds::jobdata::{self, Qualifiers, TargetRank};
 use gds::{part, Reader, Writer};
 use rshm_benches::{host, registration};
 
-const KEYS: [&str; 5] = [
-    "pmix.lrank",
-    "pmix.nrank",
-    "pmix.nodeid",
-    "pmix.appnum",
-    "pmix.hname",
-];
+use rshm_benches::PROC_KEYS as KEYS;
 const PPN: u32 = 64;
 
 fn publish(ranks: u32) -> Writer {

@@ -11,22 +11,9 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use gds::jobdata::TargetRank;
-use gds::modex::{self, Posted, Scope};
-use gds::{part, Reader, StoreOptions, Value, Writer};
-
-fn cards(n: u32, bytes: usize) -> Posted {
-    let mut p = Posted::new();
-    for rank in 0..n {
-        p.put(
-            rank,
-            Scope::Global,
-            "btl.tcp.card",
-            &Value::ByteObject(vec![rank as u8; bytes]),
-        )
-        .unwrap();
-    }
-    p
-}
+use gds::modex::{self, Posted};
+use gds::{part, Reader, StoreOptions, Writer};
+use rshm_benches::cards;
 
 fn fence(w: &mut Writer, p: &Posted) {
     let mut tx = w.begin();

@@ -2,8 +2,7 @@
 //! `cargo run --release -p rshm-benches --example publish`.
 use std::time::Instant;
 
-use gds::modex::{Posted, Scope};
-use gds::{part, StoreOptions, Value, Writer};
+use gds::{part, StoreOptions, Writer};
 
 fn main() {
     let n: u32 = std::env::args()
@@ -11,16 +10,7 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(1_000_000);
     let t = Instant::now();
-    let mut p = Posted::new();
-    for rank in 0..n {
-        p.put(
-            rank,
-            Scope::Global,
-            "btl.tcp.card",
-            &Value::ByteObject(vec![rank as u8; 64]),
-        )
-        .unwrap();
-    }
+    let p = rshm_benches::cards(n, 64);
     println!("put       {:>8.1} ms", t.elapsed().as_secs_f64() * 1e3);
     let t = Instant::now();
     let bytes = p.table().encode(1).unwrap();

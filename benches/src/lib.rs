@@ -1,6 +1,7 @@
 //! Shared fixtures of the benchmarks (benches/benches/) and profiling examples (examples/).
 
-use gds::{part, StoreOptions, TableBuilder, Writer};
+use gds::modex::{Posted, Scope};
+use gds::{part, StoreOptions, TableBuilder, Value, Writer};
 
 pub use gds::jobdata::synthetic::{host, registration};
 
@@ -23,4 +24,23 @@ pub fn xorshift(x: &mut u64) -> u64 {
     *x ^= *x >> 7;
     *x ^= *x << 17;
     *x
+}
+
+/// The standard proc keys the Get benchmarks ask for a random rank.
+pub const PROC_KEYS: [&str; 5] = [
+    "pmix.lrank",
+    "pmix.nrank",
+    "pmix.nodeid",
+    "pmix.appnum",
+    "pmix.hname",
+];
+
+/// A fence batch: `n` processes' cards (`btl.tcp.card`, GLOBAL) of `bytes` each.
+pub fn cards(n: u32, bytes: usize) -> Posted {
+    let mut p = Posted::new();
+    for rank in 0..n {
+        let card = Value::ByteObject(vec![rank as u8; bytes]);
+        p.put(rank, Scope::Global, "btl.tcp.card", &card).unwrap();
+    }
+    p
 }
