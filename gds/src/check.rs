@@ -46,7 +46,7 @@ pub fn root_bytes(bytes: &[u8], names: &[&str]) -> Result<usize> {
 /// corpora): (table segment, root segment naming it as namespace `ns`).
 pub fn encode_store(ns: &str, table: &crate::TableBuilder) -> Result<(Vec<u8>, Vec<u8>)> {
     let mut tbytes = table.encode(1)?;
-    let rbytes = crate::root::encode(
+    let mut rbytes = crate::root::encode(
         2,
         &[crate::root::RefSpec {
             name: ns.to_owned(),
@@ -55,7 +55,6 @@ pub fn encode_store(ns: &str, table: &crate::TableBuilder) -> Result<(Vec<u8>, V
             table_gen: 1,
         }],
     )?;
-    let mut rbytes = rbytes;
     // Published segments carry the ready state (format.md section 3).
     for b in [&mut tbytes, &mut rbytes] {
         b[crate::layout::STATE_OFF..crate::layout::STATE_OFF + 4]

@@ -580,7 +580,12 @@ impl TableView {
 
     /// The value of `key` in `realm`.
     pub fn get(&self, realm: Realm, key: &str) -> Option<ValueRef<'_>> {
-        let kid = self.key_id(key.as_bytes())?;
+        self.get_by_id(realm, self.key_id(key.as_bytes())?)
+    }
+
+    /// The value of key id `kid` (from [`TableView::key_id`]) in `realm`: for callers that look
+    /// one key up in several realms, so the key is hashed and probed once.
+    pub fn get_by_id(&self, realm: Realm, kid: u32) -> Option<ValueRef<'_>> {
         if let Realm::Proc(rank) = realm {
             if let Some(v) = self.column(kid, rank) {
                 return Some(v);

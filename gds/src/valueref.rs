@@ -50,7 +50,7 @@ impl<'a> ValueRef<'a> {
     pub fn type_code(&self) -> u16 {
         use crate::value::types;
         match self {
-            ValueRef::Archived(v) => v.to_value().type_code(),
+            ValueRef::Archived(v) => v.type_code(),
             ValueRef::Uint16(_) => types::UINT16,
             ValueRef::Uint32(_) => types::UINT32,
             ValueRef::ProcRank(_) => types::PROC_RANK,

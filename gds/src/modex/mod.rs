@@ -144,9 +144,12 @@ pub fn get<'t>(
         }
         TargetRank::Wildcard => return Err(Error::NotFound),
     };
+    let Some(kid) = t.key_id(key.as_bytes()) else {
+        return Err(Error::NotFound);
+    };
     let mut outside = false;
     for scope in Scope::ALL {
-        let Some(v) = t.get(scope.realm(rank), key) else {
+        let Some(v) = t.get_by_id(scope.realm(rank), kid) else {
             continue;
         };
         if scope.reaches(local) && data_scope.is_none_or(|s| s == scope) {

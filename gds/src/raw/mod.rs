@@ -64,11 +64,6 @@ impl RoMap {
     pub fn bytes(&self) -> &[u8] {
         &self.0
     }
-
-    /// Start address, for diagnostics (the `rshm-` mapping in /proc/self/maps).
-    pub fn addr(&self) -> usize {
-        self.0.as_ptr() as usize
-    }
 }
 
 /// A read-write, shared mapping of a segment the writer is building (or of the anchor).
