@@ -1,12 +1,13 @@
-//! rshm's client side for C callers. Today it is the Rust entry point a client uses to attach;
-//! the C ABI (`rshm_client.h`, PMIx_Get semantics, the preloadable `PMIx_Get`) is tracked in
-//! issue #5 and not built yet.
+//! rshm's client library: attach to a store a server announced at setup_fork, and answer
+//! PMIx_Get from the shared mapping, with PMIx_Get's semantics (standard 5.4, ch. 6).
+//!
+//! - [`client`]: the logic (safe Rust): which table answers, who asks, pointer-mode values.
+//! - `exports`: the C ABI of `include/rshm_client.h` (the crate's only `unsafe`).
+//!
+//! The preloadable `PMIx_Get` is the `rshm-preload` crate (client-shim/preload), built on this.
 
-#![forbid(unsafe_code)]
+pub mod client;
+mod exports;
 
-pub use gds::{Pin, Reader};
-
-/// Attach to the store named by `$RSHM_STORE`, as a client started by an rshm server does.
-pub fn attach_from_env() -> gds::Result<Reader> {
-    Reader::attach_from_env()
-}
+pub use client::{identity_from_env, Client};
+pub use exports::{rshm_client_attach, rshm_client_get_with, with_client};

@@ -131,7 +131,12 @@ impl Snapshot {
         })
     }
 
-    fn table(&self, dir: &StoreDir, ns: &str, part: u32) -> std::result::Result<&TableView, Miss> {
+    fn table(
+        &self,
+        dir: &StoreDir,
+        ns: &str,
+        part: u32,
+    ) -> std::result::Result<&Arc<TableView>, Miss> {
         // Hot path: no `Error` is built unless it is returned (Error has a destructor).
         let Some(root) = self.root.as_ref() else {
             return Err(Miss::Err(Error::NotFound));
@@ -259,6 +264,13 @@ impl Reader {
 
     /// The mapped table `part` of namespace `ns` in the current generation.
     pub fn table<'p>(&self, pin: &'p Pin, ns: &str, part: u32) -> Result<&'p TableView> {
+        self.table_arc(pin, ns, part).map(|t| &**t)
+    }
+
+    /// [`Reader::table`] as the shared handle of its mapping: holding a clone keeps the table's
+    /// bytes mapped after the pin is dropped and the store moves on (the C client's
+    /// PMIX_GET_POINTER_VALUES values live that long).
+    pub fn table_arc<'p>(&self, pin: &'p Pin, ns: &str, part: u32) -> Result<&'p Arc<TableView>> {
         let mut snap = self.snapshot(pin)?;
         for _ in 0..STALE_RETRIES {
             match snap.table(&self.dir, ns, part) {

@@ -632,4 +632,11 @@ impl TableView {
     pub fn mapped_len(&self) -> usize {
         self.bytes().len()
     }
+
+    /// Whether `addr` lies inside this table's mapping (the C client uses it to know which
+    /// mapping a borrowed value keeps alive).
+    pub fn contains_addr(&self, addr: usize) -> bool {
+        let start = self.bytes().as_ptr() as usize;
+        addr >= start && addr < start + self.bytes().len()
+    }
 }

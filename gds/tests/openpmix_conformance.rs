@@ -12,12 +12,16 @@
 #[path = "support/pmixhost.rs"]
 mod pmixhost;
 
+#[path = "support/differences.rs"]
+mod differences;
+
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
 
 use gds::jobdata::{self, TargetRank};
 use gds::{part, Reader, Writer};
+use differences::{Why, FULL, MINIMAL, NODE_IDENTITY};
 use pmixhost::{CorpusQuery, CorpusRank};
 
 /// Keys posted by the clients (Put/Commit/Fence): modex data, not job data.
@@ -93,83 +97,6 @@ fn differences(job: &str, corpus: &str) -> BTreeMap<(String, u32), (Triple, Trip
     diffs
 }
 
-/// Why a query's answer differs from OpenPMIx 4.2.2 (docs/jobdata.md, with the standard's text).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Why {
-    /// 6.1.5: PMIX_HOSTNAME / PMIX_NODEID are node keys that "return information about either
-    /// the local node or the node specified by PMIX_HOSTNAME or PMIX_NODEID", and the two
-    /// "interchangeably reference the same location". OpenPMIx answers neither.
-    NodeIdentity,
-    /// 6.1 PMIX_APP_INFO: "the application realm to which the target process belongs"; 6.2.1.3
-    /// gets "the #processes in our application" with PMIx_Get(&myproc, PMIX_APP_SIZE).
-    /// OpenPMIx answers only for rank WILDCARD.
-    AppOfTarget,
-    /// 6.1 PMIX_NODE_INFO: "the node upon which the specified process is executing"; 6.2.1.5
-    /// gets "the #procs on our node" with PMIx_Get(&myproc, PMIX_NODE_SIZE). OpenPMIx: NOT-FOUND.
-    NodeOfTarget,
-    /// 6.1.3 / 6.1.5: in the app (node) realm a key means that app's (node's) quantity ("the
-    /// number of nodes currently hosting processes in the specified application"). OpenPMIx
-    /// returns the job's value instead, wrong here (app 1 runs on node002 alone).
-    NoJobFallback,
-    /// 6.1 PMIX_JOB_INFO: "the job realm corresponding to the namespace in the target process'
-    /// identifier": the rank does not matter. OpenPMIx: NOT-FOUND unless rank is WILDCARD.
-    JobInfoAnyRank,
-}
-
-use Why::*;
-
-/// Node identity queries differ in both registrations (the maps alone name the nodes).
-const NODE_IDENTITY: &[&str] = &[
-    "j14", "j15", "n01", "n08", "n09", "q06", "r614-26", "r615-04", "r615-05", "r615-06",
-    "r615-07", "r615-13", "r615-14", "r615-15", "r615-16",
-];
-
-/// Full registration (examples/job-2node.txt): every other query whose answer differs, and why.
-const FULL: &[(&str, Why)] = &[
-    ("p13", AppOfTarget),
-    ("e6213-01", AppOfTarget),
-    ("e6213-04", AppOfTarget),
-    ("r61-10", AppOfTarget),
-    ("r61-11", AppOfTarget),
-    ("r61-12", AppOfTarget),
-    ("r61-13", AppOfTarget),
-    ("r61-31", AppOfTarget),
-    ("r613-03", AppOfTarget),
-    ("r613-04", AppOfTarget),
-    ("r613-05", AppOfTarget),
-    ("r613-06", AppOfTarget),
-    ("r613-10", AppOfTarget),
-    ("r613-25", AppOfTarget),
-    ("e6215-01", NodeOfTarget),
-    ("r615-03", NodeOfTarget),
-    ("r61-21", NodeOfTarget),
-    ("r61-22", NodeOfTarget),
-    ("e6213-03", NoJobFallback),
-    ("e6215-11", NoJobFallback),
-    ("r61-04", NoJobFallback),
-    ("r61-05", NoJobFallback),
-    ("r613-22", NoJobFallback),
-    ("r612-04", JobInfoAnyRank),
-    ("r612-05", JobInfoAnyRank),
-    ("r612-33", JobInfoAnyRank),
-];
-
-/// Minimal registration (maps and two extra keys only): every other query whose answer differs.
-const MINIMAL: &[(&str, Why)] = &[
-    ("a04", NoJobFallback),
-    ("e6213-03", NoJobFallback),
-    ("e6215-11", NoJobFallback),
-    ("r61-04", NoJobFallback),
-    ("r61-05", NoJobFallback),
-    ("r61-09", NoJobFallback),
-    ("r613-17", NoJobFallback),
-    ("r613-18", NoJobFallback),
-    ("r613-22", NoJobFallback),
-    ("r612-04", JobInfoAnyRank),
-    ("r612-05", JobInfoAnyRank),
-    ("r612-33", JobInfoAnyRank),
-];
-
 /// The differing query ids must be exactly the documented ones: nothing new, nothing stale.
 fn check(job: &str, known: &[(&str, Why)]) {
     let mut differing = BTreeMap::new();
@@ -181,7 +108,7 @@ fn check(job: &str, known: &[(&str, Why)]) {
     let known: BTreeMap<&str, Why> = known
         .iter()
         .copied()
-        .chain(NODE_IDENTITY.iter().map(|id| (*id, NodeIdentity)))
+        .chain(NODE_IDENTITY.iter().map(|id| (*id, Why::NodeIdentity)))
         .collect();
     let unexplained: Vec<String> = differing
         .iter()

@@ -1,10 +1,10 @@
-//! rshm's server side for C callers. Today it re-exports the Rust writer; the C ABI
-//! (`rshm_server.h`: register_nspace from `pmix_info_t` arrays, setup_fork, ...) is tracked in
-//! issue #5 and not built yet.
+//! rshm's server library: what a PMIx server (or an OpenPMIx gds component) calls to put job
+//! data and posted data into a store, with the semantics of the standard's server APIs (17.2).
+//!
+//! - [`server`]: the logic (safe Rust) over `gds`.
+//! - `exports`: the C ABI of `include/rshm_server.h` (the crate's only `unsafe`).
 
-#![forbid(unsafe_code)]
+pub mod server;
+mod exports;
 
-pub use gds::{StoreOptions, Writer};
-
-/// The environment variable a server exports to its clients at setup_fork.
-pub const ENV_STORE: &str = "RSHM_STORE";
+pub use server::{Server, ServerOptions};

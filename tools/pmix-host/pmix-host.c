@@ -29,6 +29,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -873,7 +874,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: pmix-host --job JOBFILE --client-cmd \"prog args\" [--clients N]\n"
                     "                 [--tmpdir DIR] [--minimal] [--timeout SEC] [--verbose]\n"
-                    "                 [--dump-registration FILE]\n"
+                    "                 [--dump-registration FILE] [--rshm LIBRSHM_SERVER.so]\n"
                     "       pmix-host [--regex NODELIST] [--ppn PPNLIST] [--tmpdir DIR]\n");
     exit(2);
 }
@@ -937,10 +938,66 @@ static void env_set(char ***envp, const char *name, const char *val)
     *envp = env;
 }
 
+
+/* ---------------- rshm server-shim, loaded with --rshm LIB ----------------
+ * The host registers the same array with rshm beside OpenPMIx and adds what a client needs
+ * to attach to its environment. Loaded with dlopen so this tool builds without Rust; the
+ * signatures are those of server-shim/include/rshm_server.h. */
+typedef struct rshm_server_t rshm_server_t;
+static struct {
+    rshm_server_t *h;
+    pmix_status_t (*open)(const pmix_info_t *, size_t, rshm_server_t **);
+    pmix_status_t (*close)(rshm_server_t *);
+    pmix_status_t (*reg)(rshm_server_t *, const char *, int, const pmix_info_t *, size_t);
+    pmix_status_t (*dereg)(rshm_server_t *, const char *);
+    pmix_status_t (*fork)(rshm_server_t *, const pmix_proc_t *, char ***);
+    size_t (*last_error)(char *, size_t);
+} rshm;
+
+static void *rshm_sym(void *lib, const char *name)
+{
+    void *p = dlsym(lib, name);
+    if (!p) {
+        die("--rshm: %s: %s", name, dlerror());
+    }
+    return p;
+}
+
+static void rshm_check(pmix_status_t rc, const char *what)
+{
+    if (PMIX_SUCCESS != rc) {
+        char msg[512] = "";
+        rshm.last_error(msg, sizeof(msg));
+        die("rshm %s: %s (%s)", what, PMIx_Error_string(rc), msg);
+    }
+}
+
+static void rshm_load(const char *path, const char *tmpdir, const char *hostname)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        die("--rshm %s: %s", path, dlerror());
+    }
+    /* POSIX: a data pointer from dlsym converts to a function pointer through memcpy. */
+    void *p;
+    p = rshm_sym(lib, "rshm_server_open");           memcpy(&rshm.open, &p, sizeof(p));
+    p = rshm_sym(lib, "rshm_server_close");          memcpy(&rshm.close, &p, sizeof(p));
+    p = rshm_sym(lib, "rshm_server_register_nspace"); memcpy(&rshm.reg, &p, sizeof(p));
+    p = rshm_sym(lib, "rshm_server_deregister_nspace"); memcpy(&rshm.dereg, &p, sizeof(p));
+    p = rshm_sym(lib, "rshm_server_setup_fork");     memcpy(&rshm.fork, &p, sizeof(p));
+    p = rshm_sym(lib, "rshm_server_last_error");     memcpy(&rshm.last_error, &p, sizeof(p));
+    pmix_info_t info[2];
+    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[1], PMIX_HOSTNAME, hostname, PMIX_STRING);
+    rshm_check(rshm.open(info, 2, &rshm.h), "open");
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+}
+
 int main(int argc, char **argv)
 {
     const char *jobfile = NULL, *client_cmd = NULL, *tmpdir = NULL, *regex_in = NULL, *ppn_in = NULL;
-    const char *dump_path = NULL;
+    const char *dump_path = NULL, *rshm_lib = NULL;
     int nclients = -1, timeout = 60, failures = 0;
     bool minimal = false, own_tmpdir = false;
     char tmpl[] = "/tmp/pmix-host.XXXXXX";
@@ -969,6 +1026,8 @@ int main(int argc, char **argv)
             tmpdir = argv[++i];
         } else if (!strcmp(a, "--timeout")) {
             timeout = atoi(argv[++i]);
+        } else if (!strcmp(a, "--rshm")) {
+            rshm_lib = argv[++i];
         } else if (!strcmp(a, "--dump-registration")) {
             dump_path = argv[++i];
         } else if (!strcmp(a, "--regex")) {
@@ -1059,6 +1118,12 @@ int main(int argc, char **argv)
         die("PMIx_server_register_nspace: %s", PMIx_Error_string(rc));
     }
     fprintf(stderr, "pmix-host: register_nspace_us=%lld\n", t1 - t0);
+    if (rshm_lib) {
+        rshm_load(rshm_lib, tmpdir, me->name);
+        long long r0 = now_us();
+        rshm_check(rshm.reg(rshm.h, job.nspace, me->nranks, reg.v, reg.n), "register_nspace");
+        fprintf(stderr, "pmix-host: rshm_register_nspace_us=%lld\n", now_us() - r0);
+    }
 
     /* register + fork the clients */
     int cargc = 0;
@@ -1093,6 +1158,9 @@ int main(int argc, char **argv)
         }
         snprintf(rankstr, sizeof(rankstr), "%u", proc.rank);
         env_set(&env, "RSHM_HOST_RANK", rankstr);
+        if (rshm.h) {
+            rshm_check(rshm.fork(rshm.h, &proc, &env), "setup_fork");
+        }
 
         char **av = subst_rank(cargv, cargc, proc.rank);
         fflush(NULL);
@@ -1164,6 +1232,10 @@ int main(int argc, char **argv)
     fprintf(stderr, "pmix-host: direct_modex_calls=%d\n", dmodex_calls);
     PMIx_server_deregister_nspace(job.nspace, op_cb, &w);
     wait_op(&w);
+    if (rshm.h) {
+        rshm_check(rshm.dereg(rshm.h, job.nspace), "deregister_nspace");
+        rshm_check(rshm.close(rshm.h), "close");
+    }
     PMIX_INFO_FREE(reg.v, reg.n);
     if (PMIX_SUCCESS != (rc = PMIx_server_finalize())) {
         fprintf(stderr, "pmix-host: PMIx_server_finalize: %s\n", PMIx_Error_string(rc));

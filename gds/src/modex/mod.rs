@@ -117,6 +117,14 @@ impl Posted {
     }
 }
 
+/// The rank that posted `key`, for a `PMIX_RANK_UNDEF` lookup (5.3: globally unique keys), so
+/// that the caller can tell whether that rank is local before calling [`get`].
+pub fn undef_rank(t: &TableView, key: &str) -> Option<u32> {
+    t.get(Realm::Meta, &format!("{UNDEF_INDEX}{key}"))?
+        .as_u64()
+        .and_then(|r| u32::try_from(r).ok())
+}
+
 /// PMIx_Get of a non-reserved key from a posted-data table (5.3 as far as a store decides it).
 ///
 /// `local` tells whether the target process is on the requester's node (from the job data:

@@ -44,7 +44,14 @@ pub const RANK_LOCAL_PEERS: u32 = u32::MAX - 4;
 
 /// The repository root (the workspace directory holding `gds/` and `tools/`).
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+    // The nearest ancestor of the including crate that holds tools/pmix-host.
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    while !dir.join("tools").join("pmix-host").is_dir() {
+        if !dir.pop() {
+            panic!("no tools/pmix-host above {}", env!("CARGO_MANIFEST_DIR"));
+        }
+    }
+    dir
 }
 
 /// `tools/pmix-host`.
@@ -449,6 +456,17 @@ pub fn run_job_with_timeout(
     env: &[(&str, &str)],
     timeout: Duration,
 ) -> (Registration, Vec<Answer>) {
+    run_job_with_args(job_file, corpus_file, env, &[], timeout)
+}
+
+/// [`run_job_with_timeout`] with extra pmix-host arguments (e.g. `--rshm LIB`).
+pub fn run_job_with_args(
+    job_file: impl AsRef<Path>,
+    corpus_file: impl AsRef<Path>,
+    env: &[(&str, &str)],
+    args: &[&str],
+    timeout: Duration,
+) -> (Registration, Vec<Answer>) {
     let dir = build();
     let job = tool_path(job_file.as_ref());
     let corpus = tool_path(corpus_file.as_ref());
@@ -471,6 +489,7 @@ pub fn run_job_with_timeout(
         .arg(&dump)
         .arg("--client-cmd")
         .arg(&client_cmd)
+        .args(args)
         .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -1,0 +1,120 @@
+//! PMIx_Get's `info` array read into what the store needs: the realm qualifiers of ch. 6, the
+//! data scope of 5.4, the return mode, and whether anything was asked that the store cannot
+//! decide (the preload then passes the call on; the direct client refuses required ones).
+
+#![forbid(unsafe_code)]
+
+use gds::jobdata::Qualifiers;
+use gds::modex::Scope;
+use gds::Value;
+
+use crate::c::{fixed_str, info_value};
+use crate::types::{keys::*, pmix_info_t, PMIX_INFO_REQD};
+use crate::AbiError;
+
+/// How PMIx_Get returns its value (5.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// A `malloc`ed `pmix_value_t`; the caller releases it (`PMIX_VALUE_RELEASE`).
+    #[default]
+    Copy,
+    /// `PMIX_GET_STATIC_VALUES`: written into the caller's `pmix_value_t`.
+    Static,
+    /// `PMIX_GET_POINTER_VALUES`: a `pmix_value_t` owned by the client library.
+    Pointer,
+}
+
+/// A parsed PMIx_Get request's directives.
+#[derive(Clone, Debug, Default)]
+pub struct GetRequest {
+    pub qualifiers: Qualifiers,
+    pub data_scope: Option<Scope>,
+    pub mode: Mode,
+    /// Directives the store does not interpret (PMIX_TIMEOUT, PMIX_WAIT, PMIX_GET_REFRESH_CACHE,
+    /// vendor keys...).
+    pub unknown: Vec<String>,
+    /// Whether any of `unknown` carried `PMIX_INFO_REQD`.
+    pub unknown_required: bool,
+}
+
+fn flag(v: &Value) -> Result<bool, AbiError> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        // PMIx treats a boolean attribute given without a value as true.
+        Value::Undef => Ok(true),
+        _ => Err(AbiError::BadParam(format!(
+            "boolean directive of type {}",
+            v.type_code()
+        ))),
+    }
+}
+
+fn uint(v: &Value) -> Result<u32, AbiError> {
+    let u = match *v {
+        Value::Uint32(u) | Value::Uint(u) | Value::ProcRank(u) => Some(u),
+        Value::Uint16(u) => Some(u as u32),
+        Value::Uint8(u) => Some(u as u32),
+        Value::Int(i) | Value::Int32(i) => u32::try_from(i).ok(),
+        Value::Uint64(u) | Value::Size(u) => u32::try_from(u).ok(),
+        _ => None,
+    };
+    u
+        .ok_or_else(|| AbiError::BadParam(format!("integer directive of type {}", v.type_code())))
+}
+
+/// Read PMIx_Get's directives.
+pub fn parse(infos: &[pmix_info_t]) -> Result<GetRequest, AbiError> {
+    let mut r = GetRequest::default();
+    for info in infos {
+        let key = fixed_str(&info.key)?;
+        let q = &mut r.qualifiers;
+        match key {
+            PMIX_OPTIONAL => q.optional = flag(&info_value(info)?)?,
+            PMIX_IMMEDIATE => q.immediate = flag(&info_value(info)?)?,
+            PMIX_SESSION_INFO => q.session_info = flag(&info_value(info)?)?,
+            PMIX_JOB_INFO => q.job_info = flag(&info_value(info)?)?,
+            PMIX_APP_INFO => q.app_info = flag(&info_value(info)?)?,
+            PMIX_NODE_INFO => q.node_info = flag(&info_value(info)?)?,
+            PMIX_PROC_INFO => q.proc_info = flag(&info_value(info)?)?,
+            PMIX_SESSION_ID => q.session_id = Some(uint(&info_value(info)?)?),
+            PMIX_APPNUM => q.appnum = Some(uint(&info_value(info)?)?),
+            PMIX_NODEID => q.nodeid = Some(uint(&info_value(info)?)?),
+            PMIX_HOSTNAME => match info_value(info)? {
+                Value::String(s) => q.hostname = Some(s),
+                v => {
+                    return Err(AbiError::BadParam(format!(
+                        "PMIX_HOSTNAME of type {}",
+                        v.type_code()
+                    )))
+                }
+            },
+            PMIX_DATA_SCOPE => {
+                let raw = match info_value(info)? {
+                    Value::Scope(s) | Value::Uint8(s) => s,
+                    v => {
+                        return Err(AbiError::BadParam(format!(
+                            "PMIX_DATA_SCOPE of type {}",
+                            v.type_code()
+                        )))
+                    }
+                };
+                r.data_scope = Some(Scope::from_raw(raw).map_err(AbiError::Store)?);
+            }
+            PMIX_GET_STATIC_VALUES => {
+                if flag(&info_value(info)?)? {
+                    r.mode = Mode::Static;
+                }
+            }
+            PMIX_GET_POINTER_VALUES => {
+                if flag(&info_value(info)?)? {
+                    r.mode = Mode::Pointer;
+                }
+            }
+            other => {
+                r.unknown.push(other.to_owned());
+                r.unknown_required |= info.flags & PMIX_INFO_REQD != 0;
+            }
+        }
+    }
+    Ok(r)
+}

@@ -1,0 +1,97 @@
+//! The PMIx standard's C ABI for rshm's shims: `#[repr(C)]` mirrors of `pmix_common.h`'s structs
+//! ([`types`]), the conversions between C values and `gds` values ([`c`]: the only `unsafe` in
+//! this crate), the status mapping, and PMIx_Get's qualifiers read from a `pmix_info_t` array.
+//!
+//! `server-shim` and `client-shim` export the C functions; this crate holds what both need.
+
+pub mod c;
+pub mod get;
+pub mod types;
+
+use types::{pmix_status_t, status::*};
+
+/// Why a C call failed; [`AbiError::status`] is what the C caller sees.
+#[derive(Debug)]
+pub enum AbiError {
+    /// NULL, unterminated, oversized or inconsistent arguments (`PMIX_ERR_BAD_PARAM`).
+    BadParam(String),
+    /// A type or directive this build does not handle (`PMIX_ERR_NOT_SUPPORTED`).
+    NotSupported(String),
+    /// malloc failed (`PMIX_ERR_NOMEM`).
+    NoMem,
+    /// The store's own error.
+    Store(gds::Error),
+}
+
+impl From<gds::Error> for AbiError {
+    fn from(e: gds::Error) -> Self {
+        AbiError::Store(e)
+    }
+}
+
+impl std::fmt::Display for AbiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AbiError::BadParam(s) => write!(f, "bad parameter: {s}"),
+            AbiError::NotSupported(s) => write!(f, "not supported: {s}"),
+            AbiError::NoMem => write!(f, "out of memory"),
+            AbiError::Store(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl AbiError {
+    /// The standard's status for this error.
+    pub fn status(&self) -> pmix_status_t {
+        match self {
+            AbiError::BadParam(_) => PMIX_ERR_BAD_PARAM,
+            AbiError::NotSupported(_) => PMIX_ERR_NOT_SUPPORTED,
+            AbiError::NoMem => PMIX_ERR_NOMEM,
+            AbiError::Store(e) => store_status(e),
+        }
+    }
+}
+
+/// The status of a store error (docs/ffi.md has the table).
+pub fn store_status(e: &gds::Error) -> pmix_status_t {
+    use gds::Error as E;
+    match e {
+        E::NotFound => PMIX_ERR_NOT_FOUND,
+        E::ExistsOutsideScope => PMIX_ERR_EXISTS_OUTSIDE_SCOPE,
+        E::InvalidArgument(_) => PMIX_ERR_BAD_PARAM,
+        E::PermissionDenied => PMIX_ERR_NO_PERMISSIONS,
+        E::OutOfSpace => PMIX_ERR_OUT_OF_RESOURCE,
+        E::Version { .. } | E::BadMagic | E::ByteOrder | E::NotReady => PMIX_ERR_INIT,
+        _ => PMIX_ERROR,
+    }
+}
+
+thread_local! {
+    static LAST_ERROR: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Run the body of an exported C function: its error becomes a status (and the thread's last
+/// error message), and a panic never crosses into C (it becomes `PMIX_ERROR`).
+pub fn ffi_call(f: impl FnOnce() -> Result<(), AbiError>) -> pmix_status_t {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(())) => PMIX_SUCCESS,
+        Ok(Err(e)) => {
+            let status = e.status();
+            set_last_error(e.to_string());
+            status
+        }
+        Err(_) => {
+            set_last_error("internal error (panic caught at the C boundary)".into());
+            PMIX_ERROR
+        }
+    }
+}
+
+fn set_last_error(msg: String) {
+    LAST_ERROR.with(|l| *l.borrow_mut() = msg);
+}
+
+/// The message of the calling thread's last failed call ("" if none).
+pub fn last_error() -> String {
+    LAST_ERROR.with(|l| l.borrow().clone())
+}

@@ -1,0 +1,166 @@
+//! The client's side of PMIx_Get over an attached store: which table answers (job data for
+//! reserved keys, posted data otherwise), who is asking (locality and the caller's own rank),
+//! and the values PMIX_GET_POINTER_VALUES hands out.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use abi::get::GetRequest;
+use abi::c::HeldValue;
+use abi::types::pmix_value_t;
+use abi::AbiError;
+use gds::jobdata::{self, keys, resources, TargetRank};
+use gds::modex;
+use gds::{part, Error, Pin, Reader, Result, TableView, ValueRef};
+
+/// Environment variables the server's setup_fork sets (docs/ffi.md).
+pub mod env {
+    /// The store directory (`gds::Reader::attach_from_env` reads it too).
+    pub const STORE: &str = "RSHM_STORE";
+    /// The client's namespace and rank, when the server is not libpmix (which sets
+    /// `PMIX_NAMESPACE` / `PMIX_RANK`, read as a fallback).
+    pub const NSPACE: &str = "RSHM_NSPACE";
+    pub const RANK: &str = "RSHM_RANK";
+}
+
+/// An attached client: the store, and who this process is.
+pub struct Client {
+    reader: Reader,
+    me: Option<(String, u32)>,
+    pointers: Mutex<HashMap<usize, Held>>,
+}
+
+/// A PMIX_GET_POINTER_VALUES answer: the `pmix_value_t` the caller was given, and the table
+/// whose mapping its byte pointers may borrow.
+struct Held {
+    value: HeldValue,
+    _table: Arc<TableView>,
+}
+
+/// Who this process is, from the environment.
+pub fn identity_from_env() -> Option<(String, u32)> {
+    let get = |a: &str, b: &str| std::env::var(a).or_else(|_| std::env::var(b)).ok();
+    let ns = get(env::NSPACE, "PMIX_NAMESPACE")?;
+    let rank = get(env::RANK, "PMIX_RANK")?.parse().ok()?;
+    Some((ns, rank))
+}
+
+impl Client {
+    /// Attach to the store at `path`, or `$RSHM_STORE`; `me` is the caller (None: from the
+    /// environment, if set there).
+    pub fn attach(path: Option<&Path>, me: Option<(String, u32)>) -> Result<Client> {
+        let reader = match path {
+            Some(p) => Reader::attach(p)?,
+            None => Reader::attach_from_env()?,
+        };
+        Ok(Client {
+            reader,
+            me: me.or_else(identity_from_env),
+            pointers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The attached reader.
+    pub fn reader(&self) -> &Reader {
+        &self.reader
+    }
+
+    /// The caller's identity.
+    pub fn me(&self) -> Option<(&str, u32)> {
+        self.me.as_ref().map(|(n, r)| (n.as_str(), *r))
+    }
+
+    /// PMIx_Get of `key` for (`ns`, `rank`) as the store decides it: ch. 6 for reserved keys,
+    /// 5.3/5.4 for posted data.
+    pub fn get<'p>(
+        &self,
+        pin: &'p Pin,
+        ns: &str,
+        rank: u32,
+        key: &str,
+        req: &GetRequest,
+    ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
+        let target = TargetRank::from_raw(rank);
+        let caller = match &self.me {
+            Some((n, r)) if n == ns => Some(*r),
+            _ => None,
+        };
+        let job = self.reader.table_arc(pin, ns, part::DATA);
+        if keys::is_reserved(key) {
+            let t = job?;
+            let res = self
+                .reader
+                .table(pin, resources::NAMESPACE, part::RESOURCES)
+                .ok();
+            let v = jobdata::get_with_resources(t, res, caller, target, key, &req.qualifiers)?;
+            // A value from the resources table borrows that mapping; the job table handle is
+            // kept for pointer mode, so resources answers are copied there (see `hold`).
+            return Ok((v, t));
+        }
+        let posted = self.reader.table_arc(pin, ns, part::POSTED)?;
+        let local = |r: u32| match &job {
+            Ok(t) => jobdata::is_local(t, r).unwrap_or(false),
+            Err(_) => false,
+        };
+        let is_local = match target {
+            TargetRank::Rank(r) => local(r),
+            TargetRank::Undef => modex::undef_rank(posted, key).is_some_and(local),
+            TargetRank::Wildcard => false,
+        };
+        let v = modex::get(posted, target, key, is_local, req.data_scope)?;
+        Ok((v, posted))
+    }
+
+    /// Keep a PMIX_GET_POINTER_VALUES answer alive until [`Client::release_pointers`] or
+    /// detach, and return the `pmix_value_t` to hand out. The same stored value asked again
+    /// returns the same `pmix_value_t`.
+    pub fn hold(
+        &self,
+        v: &ValueRef<'_>,
+        table: &Arc<TableView>,
+    ) -> std::result::Result<*mut pmix_value_t, AbiError> {
+        // The identity of a stored value: its address in the mapping (unique while mapped, and
+        // the entry keeps it mapped). Column scalars have no address: key by table + type +
+        // value, which is just as stable.
+        let key = match v {
+            ValueRef::Archived(a) => *a as *const _ as usize,
+            ValueRef::Bytes(b) => b.as_ptr() as usize,
+            _ => 0,
+        };
+        let in_table = key != 0 && table.contains_addr(key);
+        let mut map = self
+            .pointers
+            .lock()
+            .map_err(|_| AbiError::Store(Error::Corrupt("pointer cache poisoned")))?;
+        if in_table {
+            if let Some(h) = map.get_mut(&key) {
+                return Ok(h.value.as_mut_ptr());
+            }
+        }
+        // Bytes may borrow the mapping only if it is `table`'s (resources answers are copied).
+        let mut value = HeldValue::new(v, in_table)?;
+        let ptr = value.as_mut_ptr();
+        let held = Held {
+            value,
+            _table: table.clone(),
+        };
+        // Unkeyed answers (scalars, copies) get a fresh slot keyed by their own address.
+        let slot = if in_table { key } else { ptr as usize };
+        map.insert(slot, held);
+        Ok(ptr)
+    }
+
+    /// Drop every PMIX_GET_POINTER_VALUES answer given so far (their pointers become invalid).
+    pub fn release_pointers(&self) -> usize {
+        let mut map = match self.pointers.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        let n = map.len();
+        map.clear();
+        n
+    }
+}

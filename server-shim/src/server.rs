@@ -1,0 +1,206 @@
+//! A store as a PMIx server sees it: namespaces registered from their registration arrays
+//! (`PMIx_server_register_nspace`, 17.2.3), resources (17.2.5), committed data of local clients,
+//! and the collected data of fences, each publication one generation.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use gds::jobdata::{self, keys, Resources};
+use gds::modex::{Posted, Scope};
+use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
+
+/// The environment a client needs to attach (setup_fork).
+pub mod env {
+    /// The store directory.
+    pub const STORE: &str = "RSHM_STORE";
+    /// The client's namespace and rank.
+    pub const NSPACE: &str = "RSHM_NSPACE";
+    pub const RANK: &str = "RSHM_RANK";
+}
+
+/// How to open a server's store; from the `info` array of `rshm_server_open` (docs/ffi.md).
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Where to create the store (`PMIX_SERVER_TMPDIR`); default `gds::default_base_dir`.
+    pub base_dir: Option<PathBuf>,
+    /// Owner and group of the files (`PMIX_USERID`, `PMIX_GRPID`).
+    pub ownership: Ownership,
+    /// This node's name, as the registrations name it (`PMIX_HOSTNAME`); default the kernel's.
+    pub local_host: Option<String>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            base_dir: None,
+            ownership: Ownership::PRIVATE,
+            local_host: None,
+        }
+    }
+}
+
+fn u32_of(v: &Value, key: &str) -> Result<u32> {
+    match *v {
+        Value::Uint32(u) | Value::Uint(u) => Ok(u),
+        _ => Err(Error::InvalidArgument(format!("{key} must be a uint32"))),
+    }
+}
+
+impl ServerOptions {
+    /// Read the directives rshm understands; others are ignored (they are the host's).
+    pub fn from_infos(infos: &[Info]) -> Result<ServerOptions> {
+        let mut o = ServerOptions::default();
+        for i in infos {
+            match i.key.as_str() {
+                "pmix.srvr.tmpdir" => match &i.value {
+                    Value::String(s) => o.base_dir = Some(PathBuf::from(s)),
+                    _ => return Err(Error::InvalidArgument("PMIX_SERVER_TMPDIR must be a string".into())),
+                },
+                "pmix.euid" => o.ownership.uid = Some(u32_of(&i.value, "PMIX_USERID")?),
+                "pmix.egid" => o.ownership.gid = Some(u32_of(&i.value, "PMIX_GRPID")?),
+                keys::HOSTNAME => match &i.value {
+                    Value::String(s) => o.local_host = Some(s.clone()),
+                    _ => return Err(Error::InvalidArgument("PMIX_HOSTNAME must be a string".into())),
+                },
+                _ => {}
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// The kernel's name for this node.
+fn kernel_hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|_| "localhost".into())
+}
+
+/// One server's store.
+pub struct Server {
+    writer: Writer,
+    local_host: String,
+    posted: HashMap<String, Posted>,
+    resources: Option<Resources>,
+}
+
+/// One value of a fence's collected data (or of a commit).
+pub struct PostedValue {
+    pub nspace: String,
+    pub rank: u32,
+    pub scope: u8,
+    pub key: String,
+    pub value: Value,
+}
+
+impl Server {
+    /// Create the store.
+    pub fn open(opts: ServerOptions) -> Result<Server> {
+        let writer = Writer::create(StoreOptions {
+            base_dir: opts.base_dir,
+            ownership: opts.ownership,
+            ..StoreOptions::default()
+        })?;
+        Ok(Server {
+            writer,
+            local_host: opts.local_host.unwrap_or_else(kernel_hostname),
+            posted: HashMap::new(),
+            resources: None,
+        })
+    }
+
+    /// The store directory (what clients attach to).
+    pub fn path(&self) -> &Path {
+        self.writer.path()
+    }
+
+    /// This node's name, as registrations are read against.
+    pub fn local_host(&self) -> &str {
+        &self.local_host
+    }
+
+    /// `PMIx_server_register_nspace`: build the namespace's job data from its registration
+    /// array and publish it (replacing an earlier registration of the same namespace).
+    /// `nlocalprocs` is the host's count of local clients; the store derives locality from the
+    /// maps, so it is only checked for sanity.
+    pub fn register_nspace(&mut self, ns: &str, nlocalprocs: i32, infos: &[Info]) -> Result<()> {
+        if nlocalprocs < 0 {
+            return Err(Error::InvalidArgument("nlocalprocs < 0".into()));
+        }
+        let (table, _summary) = jobdata::build(Some(&self.local_host), infos)?;
+        let mut tx = self.writer.begin();
+        tx.put_table(ns, part::DATA, &table)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// `PMIx_server_deregister_nspace`: remove the namespace, its job data and posted data.
+    pub fn deregister_nspace(&mut self, ns: &str) -> Result<()> {
+        self.posted.remove(ns);
+        let mut tx = self.writer.begin();
+        tx.remove_namespace(ns);
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// `PMIx_server_register_resources` (17.2.5): node information not tied to a namespace.
+    pub fn register_resources(&mut self, infos: &[Info]) -> Result<()> {
+        let mut res = self.resources.take().unwrap_or_else(Resources::new);
+        let r = res.add(&self.local_host, infos).and_then(|()| {
+            let mut tx = self.writer.begin();
+            tx.put_table(jobdata::resources::NAMESPACE, part::RESOURCES, res.table())?;
+            tx.commit().map(drop)
+        });
+        self.resources = Some(res);
+        r
+    }
+
+    /// Store posted values and publish them as one generation: a client's commit (visible to
+    /// local peers at once) or a fence's collected data (all of it visible at once or none).
+    /// Every value is checked before any is stored, so a refused batch changes nothing.
+    pub fn store(&mut self, values: &[PostedValue]) -> Result<()> {
+        let mut scopes = Vec::with_capacity(values.len());
+        for v in values {
+            if keys::is_reserved(&v.key) {
+                return Err(Error::InvalidArgument(format!(
+                    "reserved key {:?} cannot be posted",
+                    v.key
+                )));
+            }
+            scopes.push(Scope::from_raw(v.scope)?);
+            v.value.check()?;
+        }
+        let mut touched: Vec<&str> = Vec::new();
+        for (v, scope) in values.iter().zip(scopes) {
+            self.posted
+                .entry(v.nspace.clone())
+                .or_insert_with(Posted::new)
+                .put(v.rank, scope, &v.key, &v.value)?;
+            if !touched.contains(&v.nspace.as_str()) {
+                touched.push(&v.nspace);
+            }
+        }
+        let mut tx = self.writer.begin();
+        for ns in touched {
+            tx.put_table(ns, part::POSTED, self.posted[ns].table())?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The environment variables a client of (`ns`, `rank`) needs to attach.
+    pub fn client_env(&self, ns: &str, rank: u32) -> Vec<(&'static str, String)> {
+        vec![
+            (env::STORE, self.path().display().to_string()),
+            (env::NSPACE, ns.to_owned()),
+            (env::RANK, rank.to_string()),
+        ]
+    }
+
+    /// Remove the store and every file in it.
+    pub fn close(self) -> Result<()> {
+        self.writer.close()
+    }
+}
