@@ -58,8 +58,7 @@ fn uint(v: &Value) -> Result<u32, AbiError> {
         Value::Uint64(u) | Value::Size(u) => u32::try_from(u).ok(),
         _ => None,
     };
-    u
-        .ok_or_else(|| AbiError::BadParam(format!("integer directive of type {}", v.type_code())))
+    u.ok_or_else(|| AbiError::BadParam(format!("integer directive of type {}", v.type_code())))
 }
 
 /// Read PMIx_Get's directives.

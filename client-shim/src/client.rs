@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use abi::get::GetRequest;
 use abi::c::HeldValue;
+use abi::get::GetRequest;
 use abi::types::pmix_value_t;
 use abi::AbiError;
 use gds::jobdata::{self, keys, resources, TargetRank};

@@ -60,7 +60,12 @@ pub unsafe extern "C" fn rshm_client_attach(
         let p = Box::into_raw(client);
         // Release: publishes the Client to `with_client`'s Acquire load.
         if CLIENT
-            .compare_exchange(core::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                core::ptr::null_mut(),
+                p,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_err()
         {
             // SAFETY: `p` was never published; reclaim it.
@@ -188,8 +193,8 @@ pub unsafe fn rshm_client_get_with(
 /// `val` is NULL or a value from `rshm_client_get` (default mode), not used again.
 #[no_mangle]
 pub unsafe extern "C" fn rshm_client_value_release(val: *mut pmix_value_t) {
-    // SAFETY: caller contract; free_value handles NULL.
     let _ = ffi_call(|| {
+        // SAFETY: `val` is NULL or an unused value from rshm_client_get (caller contract).
         unsafe { free_value(val) };
         Ok(())
     });

@@ -35,14 +35,22 @@ const STALE_RETRIES: usize = 64;
 pub struct Pin(crossbeam_epoch::Guard);
 
 /// One generation of the store as this process sees it.
+/// How many (namespace, part) lookups a snapshot remembers.
+const RECENT: usize = 4;
+
+/// A remembered lookup: namespace, part, root index (None: absent).
+type Recent = (Box<str>, u32, Option<usize>);
+
 struct Snapshot {
     gen: u64,
     root: Option<RootView>,
     /// Lazily mapped tables, one slot per root reference.
     tables: Box<[OnceLock<Arc<TableView>>]>,
-    /// The first (namespace, part) asked in this generation and its root index: a client asks
-    /// about its own namespace almost always, and this skips the hash and the root's search.
-    first: OnceLock<(Box<str>, u32, usize)>,
+    /// The first few (namespace, part) asked in this generation and their root index (None:
+    /// absent). A client asks about its own namespace's job data and posted data and the
+    /// server's resources almost always; this skips the hash and the root's search for them,
+    /// found or not.
+    recent: [OnceLock<Recent>; RECENT],
 }
 
 /// Counters for diagnostics (`rshm` CLI, benches).
@@ -82,7 +90,7 @@ impl Snapshot {
             gen: 0,
             root: None,
             tables: Box::new([]),
-            first: OnceLock::new(),
+            recent: Default::default(),
         }
     }
 
@@ -127,7 +135,7 @@ impl Snapshot {
             gen,
             root: Some(root),
             tables,
-            first: OnceLock::new(),
+            recent: Default::default(),
         })
     }
 
@@ -141,15 +149,24 @@ impl Snapshot {
         let Some(root) = self.root.as_ref() else {
             return Err(Miss::Err(Error::NotFound));
         };
-        let i = match self.first.get() {
-            Some((name, p, i)) if *p == part && **name == *ns => *i,
-            _ => {
-                let Some(i) = root.find(ns, part) else {
-                    return Err(Miss::Err(Error::NotFound));
-                };
-                let _ = self.first.set((ns.into(), part, i));
+        let cached = self.recent.iter().find_map(|c| match c.get() {
+            Some((name, p, i)) if *p == part && **name == *ns => Some(*i),
+            _ => None,
+        });
+        let found = match cached {
+            Some(i) => i,
+            None => {
+                let i = root.find(ns, part);
+                // Remember it in the first free slot (another thread may take it: either way
+                // the answer is the same).
+                if let Some(c) = self.recent.iter().find(|c| c.get().is_none()) {
+                    let _ = c.set((ns.into(), part, i));
+                }
                 i
             }
+        };
+        let Some(i) = found else {
+            return Err(Miss::Err(Error::NotFound));
         };
         let slot = &self.tables[i];
         if let Some(t) = slot.get() {

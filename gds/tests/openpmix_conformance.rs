@@ -19,9 +19,9 @@ mod common;
 
 use std::collections::{BTreeMap, HashMap};
 
+use differences::{Why, FULL, MINIMAL, NODE_IDENTITY};
 use gds::jobdata::{self, TargetRank};
 use gds::{part, Reader, Writer};
-use differences::{Why, FULL, MINIMAL, NODE_IDENTITY};
 use pmixhost::{CorpusQuery, CorpusRank};
 
 /// Keys posted by the clients (Put/Commit/Fence): modex data, not job data.

@@ -283,7 +283,11 @@ pub unsafe extern "C" fn rshm_server_setup_fork(
 ///
 /// # Safety
 /// `env` is valid and `*env` is NULL or a malloc'ed NULL-terminated array of malloc'ed strings.
-unsafe fn setenv_array(env: *mut *mut *mut c_char, name: &str, value: &str) -> Result<(), AbiError> {
+unsafe fn setenv_array(
+    env: *mut *mut *mut c_char,
+    name: &str,
+    value: &str,
+) -> Result<(), AbiError> {
     let entry = format!("{name}={value}");
     if entry.as_bytes().contains(&0) {
         return Err(AbiError::BadParam("environment value with a NUL".into()));
@@ -340,4 +344,3 @@ pub unsafe extern "C" fn rshm_server_last_error(buf: *mut c_char, len: usize) ->
     }
     msg.len()
 }
-

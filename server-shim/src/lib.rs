@@ -4,7 +4,7 @@
 //! - [`server`]: the logic (safe Rust) over `gds`.
 //! - `exports`: the C ABI of `include/rshm_server.h` (the crate's only `unsafe`).
 
-pub mod server;
 mod exports;
+pub mod server;
 
 pub use server::{Server, ServerOptions};

@@ -56,13 +56,21 @@ impl ServerOptions {
             match i.key.as_str() {
                 "pmix.srvr.tmpdir" => match &i.value {
                     Value::String(s) => o.base_dir = Some(PathBuf::from(s)),
-                    _ => return Err(Error::InvalidArgument("PMIX_SERVER_TMPDIR must be a string".into())),
+                    _ => {
+                        return Err(Error::InvalidArgument(
+                            "PMIX_SERVER_TMPDIR must be a string".into(),
+                        ))
+                    }
                 },
                 "pmix.euid" => o.ownership.uid = Some(u32_of(&i.value, "PMIX_USERID")?),
                 "pmix.egid" => o.ownership.gid = Some(u32_of(&i.value, "PMIX_GRPID")?),
                 keys::HOSTNAME => match &i.value {
                     Value::String(s) => o.local_host = Some(s.clone()),
-                    _ => return Err(Error::InvalidArgument("PMIX_HOSTNAME must be a string".into())),
+                    _ => {
+                        return Err(Error::InvalidArgument(
+                            "PMIX_HOSTNAME must be a string".into(),
+                        ))
+                    }
                 },
                 _ => {}
             }
@@ -147,7 +155,7 @@ impl Server {
 
     /// `PMIx_server_register_resources` (17.2.5): node information not tied to a namespace.
     pub fn register_resources(&mut self, infos: &[Info]) -> Result<()> {
-        let mut res = self.resources.take().unwrap_or_else(Resources::new);
+        let mut res = self.resources.take().unwrap_or_default();
         let r = res.add(&self.local_host, infos).and_then(|()| {
             let mut tx = self.writer.begin();
             tx.put_table(jobdata::resources::NAMESPACE, part::RESOURCES, res.table())?;
@@ -176,7 +184,7 @@ impl Server {
         for (v, scope) in values.iter().zip(scopes) {
             self.posted
                 .entry(v.nspace.clone())
-                .or_insert_with(Posted::new)
+                .or_default()
                 .put(v.rank, scope, &v.key, &v.value)?;
             if !touched.contains(&v.nspace.as_str()) {
                 touched.push(&v.nspace);

@@ -24,6 +24,10 @@
  *   commit                                       PMIx_Commit
  *   fence [nocollect]                            PMIx_Fence over the
  *       whole nspace, with PMIX_COLLECT_DATA=true unless 'nocollect'
+ *   bench <n> <rank> <key>                       n PMIx_Get + PMIX_VALUE_RELEASE
+ *       of one key, timed in batches of 32 calls; prints
+ *       "bench <myrank> <key> <status> p50_ns=<x> p99_ns=<y> calls=<n>"
+ *       (per-call time of the median / 99th-percentile batch)
  *
  * Output, one line per corpus line (written with a single write(2) so
  * that lines from several clients sharing a pipe do not interleave):
@@ -190,6 +194,63 @@ static int do_query(char **tok, int ntok)
     return 0;
 }
 
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *) a, y = *(const long long *) b;
+    return (x > y) - (x < y);
+}
+
+/* bench <n> <rank> <key>: per-call latency of PMIx_Get (+ release), batch medians. */
+static int do_bench(char **tok, int ntok)
+{
+    enum { BATCH = 32 };
+    pmix_proc_t proc;
+    pmix_status_t rc = PMIX_SUCCESS;
+    if (ntok != 4) {
+        return -1;
+    }
+    long n = atol(tok[1]);
+    if (n < BATCH) {
+        n = BATCH;
+    }
+    PMIX_LOAD_NSPACE(proc.nspace, myproc.nspace);
+    if (parse_rank(tok[2], &proc.rank)) {
+        return -1;
+    }
+    const char *key = resolve_key(tok[3]);
+    size_t nb = (size_t) (n / BATCH);
+    long long *per = calloc(nb, sizeof(long long));
+    for (size_t b = 0; b < nb; b++) {
+        long long t0 = now_ns();
+        for (int i = 0; i < BATCH; i++) {
+            pmix_value_t *val = NULL;
+            rc = PMIx_Get(&proc, key, NULL, 0, &val);
+            if (val) {
+                PMIX_VALUE_RELEASE(val);
+            }
+        }
+        per[b] = (now_ns() - t0) / BATCH;
+    }
+    qsort(per, nb, sizeof(long long), cmp_ll);
+    char *buf;
+    size_t len;
+    FILE *out = open_memstream(&buf, &len);
+    fprintf(out, "bench %u %s %s p50_ns=%lld p99_ns=%lld calls=%ld\n", myproc.rank, tok[3],
+            PMIx_Error_string(rc), per[nb / 2], per[(nb * 99) / 100], (long) (nb * BATCH));
+    fclose(out);
+    emit(buf, len);
+    free(per);
+    return 0;
+}
+
 static void print_status(const char *what, pmix_status_t rc)
 {
     char *buf;
@@ -324,6 +385,8 @@ int main(int argc, char **argv)
             bad = 0;
         } else if (!strcmp(tok[0], "fence")) {
             bad = do_fence(tok, ntok);
+        } else if (!strcmp(tok[0], "bench")) {
+            bad = do_bench(tok, ntok);
         } else if (ntok >= 3) {
             bad = do_query(tok, ntok);
         } else {

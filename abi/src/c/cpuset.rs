@@ -51,7 +51,10 @@ fn hwloc() -> Result<&'static Hwloc, AbiError> {
 }
 
 /// The list form of an hwloc bitmap ("" for NULL).
-pub fn print(bitmap: *mut c_void) -> Result<String, AbiError> {
+///
+/// # Safety
+/// `bitmap` is NULL or an hwloc bitmap of this process.
+pub unsafe fn print(bitmap: *mut c_void) -> Result<String, AbiError> {
     if bitmap.is_null() {
         return Ok(String::new());
     }
@@ -61,7 +64,9 @@ pub fn print(bitmap: *mut c_void) -> Result<String, AbiError> {
     // `s`, freed below.
     let rc = unsafe { (h.print)(&mut s, bitmap) };
     if rc < 0 || s.is_null() {
-        return Err(AbiError::BadParam("cpuset bitmap could not be printed".into()));
+        return Err(AbiError::BadParam(
+            "cpuset bitmap could not be printed".into(),
+        ));
     }
     // SAFETY: `s` is the NUL-terminated string hwloc just allocated.
     let out = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
@@ -93,7 +98,10 @@ pub fn parse(list: &str) -> Result<*mut c_void, AbiError> {
 }
 
 /// Free a bitmap from [`parse`].
-pub fn free(bitmap: *mut c_void) {
+///
+/// # Safety
+/// `bitmap` is NULL or came from [`parse`] and is not used again.
+pub unsafe fn free(bitmap: *mut c_void) {
     if bitmap.is_null() {
         return;
     }

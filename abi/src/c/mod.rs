@@ -166,7 +166,7 @@ unsafe fn read_elem(ty: u16, p: *const u8, depth: usize) -> Result<Value, AbiErr
     if depth > MAX_DEPTH {
         return Err(bad("values nested too deeply (a cycle?)"));
     }
-    // SAFETY (for every read below): the caller promises `p` points to an aligned element of
+    // SAFETY: (every read below) the caller promises `p` points to an aligned element of
     // `ty`, and `elem_size` / the mirrors give its layout.
     unsafe {
         macro_rules! rd {
@@ -221,9 +221,7 @@ unsafe fn read_elem(ty: u16, p: *const u8, depth: usize) -> Result<Value, AbiErr
             t::BYTE_OBJECT => Value::ByteObject(c_bytes(&rd!(pmix_byte_object_t))?),
             t::COMPRESSED_STRING => Value::CompressedString(c_bytes(&rd!(pmix_byte_object_t))?),
             t::REGEX => Value::Regex(c_bytes(&rd!(pmix_byte_object_t))?),
-            t::COMPRESSED_BYTE_OBJECT => {
-                Value::CompressedBytes(c_bytes(&rd!(pmix_byte_object_t))?)
-            }
+            t::COMPRESSED_BYTE_OBJECT => Value::CompressedBytes(c_bytes(&rd!(pmix_byte_object_t))?),
             t::PERSIST => Value::Persistence(rd!(u8)),
             t::SCOPE => Value::Scope(rd!(u8)),
             t::DATA_RANGE => Value::DataRange(rd!(u8)),
@@ -394,7 +392,10 @@ pub unsafe fn read_infos(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>, A
 ///
 /// # Safety
 /// As [`read_infos`], and the array outlives `'a`.
-pub unsafe fn info_slice<'a>(p: *const pmix_info_t, n: usize) -> Result<&'a [pmix_info_t], AbiError> {
+pub unsafe fn info_slice<'a>(
+    p: *const pmix_info_t,
+    n: usize,
+) -> Result<&'a [pmix_info_t], AbiError> {
     // SAFETY: forwarded caller promise.
     unsafe { c_slice(p, n) }
 }
@@ -479,7 +480,7 @@ fn c_coord(c: &Coord, out: &mut pmix_coord_t) -> Result<(), AbiError> {
 /// # Safety
 /// `p` points to a zeroed, writable, aligned element of `v`'s type.
 unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
-    // SAFETY (every write below): `p` is a writable element of `v.type_code()` (caller).
+    // SAFETY: (every write below) `p` is a writable element of `v.type_code()` (caller).
     unsafe {
         macro_rules! wr {
             ($ty:ty, $e:expr) => {
@@ -615,7 +616,9 @@ pub fn write_value(out: &mut pmix_value_t, v: &Value) -> Result<(), AbiError> {
     out.data = pmix_value_data { uint64: 0 };
     let ty = v.type_code();
     if matches!(v, Value::Info(_)) {
-        return Err(AbiError::Store(gds::Error::Corrupt("info outside an array")));
+        return Err(AbiError::Store(gds::Error::Corrupt(
+            "info outside an array",
+        )));
     }
     out.type_ = ty;
     let res = if boxed_in_value(ty) {

@@ -7,7 +7,6 @@
 //! OpenPMIx wrong; docs/jobdata.md), and each client must have been answered from the store.
 
 #[path = "../../../gds/tests/support/pmixhost.rs"]
-#[allow(dead_code)]
 mod pmixhost;
 
 #[path = "../../../gds/tests/support/differences.rs"]
@@ -26,7 +25,15 @@ fn libraries() -> (PathBuf, PathBuf) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let st = Command::new(cargo)
         .current_dir(&root)
-        .args(["build", "-q", "-p", "server-shim", "-p", "rshm-preload", "--lib"])
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "server-shim",
+            "-p",
+            "rshm-preload",
+            "--lib",
+        ])
         .status()
         .expect("cargo build");
     assert!(st.success(), "building the shims failed");
@@ -35,7 +42,10 @@ fn libraries() -> (PathBuf, PathBuf) {
         .map(|p| if p.is_absolute() { p } else { root.join(p) })
         .unwrap_or_else(|| root.join("target"));
     let dir = target.join("debug");
-    (dir.join("librshm_server.so"), dir.join("librshm_preload.so"))
+    (
+        dir.join("librshm_server.so"),
+        dir.join("librshm_preload.so"),
+    )
 }
 
 /// libpmix's own answer to a Get its server has to wait for (a remote rank's posted key) is
@@ -96,7 +106,10 @@ fn check(job: &str, known: &[(&str, differences::Why)]) {
             undocumented.is_empty(),
             "{job} {corpus}: preloaded answers differ from libpmix's: {undocumented:#?}"
         );
-        eprintln!("{job} + {corpus}: {} answers equal or documented", plain.len());
+        eprintln!(
+            "{job} + {corpus}: {} answers equal or documented",
+            plain.len()
+        );
     }
     // Every client process wrote its counters at exit: each was answered from the store.
     let mut clients = 0;
@@ -107,7 +120,10 @@ fn check(job: &str, known: &[(&str, differences::Why)]) {
             .find_map(|l| l.strip_prefix("answered "))
             .and_then(|n| n.parse().ok())
             .expect("answered line");
-        assert!(answered > 0, "a client was never answered from the store: {text}");
+        assert!(
+            answered > 0,
+            "a client was never answered from the store: {text}"
+        );
         answered_total += answered;
         clients += 1;
     }

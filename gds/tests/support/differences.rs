@@ -80,4 +80,3 @@ pub const MINIMAL: &[(&str, Why)] = &[
     ("r612-05", JobInfoAnyRank),
     ("r612-33", JobInfoAnyRank),
 ];
-
