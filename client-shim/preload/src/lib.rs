@@ -31,6 +31,12 @@ type GetFn = unsafe extern "C" fn(
 static ANSWERED: AtomicU64 = AtomicU64::new(0);
 static PASSED: AtomicU64 = AtomicU64::new(0);
 
+/// Whether to count at all: a shared counter's atomic add is a cache-line write per Get.
+fn counting() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("RSHM_PRELOAD_STATS").is_some())
+}
+
 extern "C" fn write_stats() {
     if let Some(dir) = std::env::var_os("RSHM_PRELOAD_STATS") {
         let path = std::path::Path::new(&dir).join(std::process::id().to_string());
@@ -125,10 +131,14 @@ pub unsafe extern "C" fn PMIx_Get(
 ) -> pmix_status_t {
     // SAFETY: forwarded PMIx_Get contract.
     if unsafe { from_store(proc_, key, info, ninfo, val) }.is_ok() {
-        ANSWERED.fetch_add(1, Ordering::Relaxed);
+        if counting() {
+            ANSWERED.fetch_add(1, Ordering::Relaxed);
+        }
         return PMIX_SUCCESS;
     }
-    PASSED.fetch_add(1, Ordering::Relaxed);
+    if counting() {
+        PASSED.fetch_add(1, Ordering::Relaxed);
+    }
     match next_get() {
         // SAFETY: the real PMIx_Get, with the caller's own arguments.
         Some(real) => unsafe { real(proc_, key, info, ninfo, val) },
