@@ -78,13 +78,11 @@ fn bad(what: impl Into<String>) -> AbiError {
 
 /// A fixed-size C character buffer (key, nspace) as a string: it must hold a NUL.
 pub fn fixed_str(buf: &[c_char]) -> Result<&str, AbiError> {
-    // c_char is i8 here; view it as bytes without unsafe.
-    let end = buf
-        .iter()
-        .position(|&c| c == 0)
-        .ok_or_else(|| bad("unterminated fixed-size string"))?;
-    let bytes: &[u8] = bytemuck_i8(&buf[..end]);
-    core::str::from_utf8(bytes).map_err(|_| bad("string is not UTF-8"))
+    // c_char is i8 here; view it as bytes (memchr finds the NUL).
+    core::ffi::CStr::from_bytes_until_nul(bytemuck_i8(buf))
+        .map_err(|_| bad("unterminated fixed-size string"))?
+        .to_str()
+        .map_err(|_| bad("string is not UTF-8"))
 }
 
 fn bytemuck_i8(s: &[c_char]) -> &[u8] {
