@@ -53,8 +53,18 @@ fn malformed_info_arrays_are_typed_errors() {
         other => panic!("unknown type: {other:?}"),
     }
     // Pointer types with NULL pointers.
-    for ty in [t::STRING, t::PROC, t::PROC_INFO, t::DATA_ARRAY, t::COORD, t::ENDPOINT] {
-        bad_param(read(&[info("k", ty)]), &format!("NULL pointer of type {ty}"));
+    for ty in [
+        t::STRING,
+        t::PROC,
+        t::PROC_INFO,
+        t::DATA_ARRAY,
+        t::COORD,
+        t::ENDPOINT,
+    ] {
+        bad_param(
+            read(&[info("k", ty)]),
+            &format!("NULL pointer of type {ty}"),
+        );
     }
     // A byte object with a size and no bytes.
     let mut i = info("k", t::BYTE_OBJECT);
@@ -175,7 +185,10 @@ fn every_value_type_round_trips_through_its_c_form() {
             state: 3,
         }),
         Value::array(t::UINT32, vec![Value::Uint32(1), Value::Uint32(2)]),
-        Value::array(t::STRING, vec![Value::String("a".into()), Value::String("".into())]),
+        Value::array(
+            t::STRING,
+            vec![Value::String("a".into()), Value::String("".into())],
+        ),
         Value::array(t::VALUE, vec![Value::Uint8(1), Value::String("x".into())]),
         Value::info_array([
             ("k1".to_string(), Value::Uint32(1)),
