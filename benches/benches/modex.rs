@@ -1,7 +1,14 @@
 //! Posted data (modex). Ids: `<op>_<keys>_<bytes>_<readers>`.
 //!
-//! - `publish_cards_<N>_<bytes>_1`: N processes' cards of `bytes` each, put into a `Posted` and
-//!   published as one fence generation (encode + write + publish), N = 10k and 1M, 64 B.
+//! - `publish_cards/<N>_<bytes>_1`: N processes' cards of `bytes` each, put into a `Posted` and
+//!   published as one fence generation (encode + write + publish), N = 10k and 1M, 64 B;
+//!   `publish_cards/collect_<N>_<bytes>_1`: building that `Posted` with `put`.
+//! - `fence_batch/...`: the fence-batch path (`FenceBatch` + `Posted::apply`), each iteration
+//!   a namespace's first fence (a fresh `Posted`) replacing the previous iteration's table:
+//!   `build_<N>_<bytes>_1` fills the batch (`put_bytes` of every card); `publish_<N>_<bytes>_1`
+//!   applies a built batch and publishes it (apply + encode into the new file + commit);
+//!   `build_publish_<N>_<bytes>_1` is both, end to end. 1M x 64 B, and 10k x 64 KiB (reported
+//!   as bytes/s of cards).
 //! - `get_card_copy_<N>_<bytes>_1` / `get_card_pointer_...`: PMIx_Get of a random process's card
 //!   after the fence: copied out (an owned value) or pointed to in the mapping (zero copy),
 //!   pin per call, 64 B / 512 B / 4 KiB.
@@ -9,11 +16,11 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use gds::jobdata::TargetRank;
-use gds::modex::{self, Posted};
+use gds::modex::{self, FenceBatch, Posted};
 use gds::{part, Reader, StoreOptions, Writer};
-use rshm_benches::cards;
+use rshm_benches::{card_batch, cards};
 
 fn fence(w: &mut Writer, p: &Posted) {
     let mut tx = w.begin();
@@ -21,15 +28,19 @@ fn fence(w: &mut Writer, p: &Posted) {
     tx.commit().unwrap();
 }
 
+fn store() -> Writer {
+    Writer::create(StoreOptions {
+        sweep: false,
+        ..StoreOptions::default()
+    })
+    .unwrap()
+}
+
 fn publish(c: &mut Criterion) {
     let mut g = c.benchmark_group("publish_cards");
     g.sample_size(10).measurement_time(Duration::from_secs(15));
     for n in [10_000u32, 1_000_000] {
-        let mut w = Writer::create(StoreOptions {
-            sweep: false,
-            ..StoreOptions::default()
-        })
-        .unwrap();
+        let mut w = store();
         let p = cards(n, 64);
         g.bench_function(format!("{n}_64_1"), |b| b.iter(|| fence(&mut w, &p)));
         // Building the batch from the fence's data (what the server does first).
@@ -40,14 +51,50 @@ fn publish(c: &mut Criterion) {
     g.finish();
 }
 
+/// Apply `batch` to a namespace's fresh posted data and publish it. Returns the posted data,
+/// so that criterion frees it (tens of MiB) outside the timed routine.
+fn apply_publish(w: &mut Writer, batch: FenceBatch) -> Posted {
+    let mut p = Posted::new();
+    p.apply(batch).unwrap();
+    fence(w, &p);
+    p
+}
+
+fn fence_batch(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fence_batch");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    for (n, bytes) in [(1_000_000u32, 64usize), (10_000, 65_536)] {
+        g.throughput(Throughput::Bytes(n as u64 * bytes as u64));
+        let mut w = store();
+        g.bench_function(format!("build_{n}_{bytes}_1"), |b| {
+            b.iter_batched(
+                || (),
+                |_| black_box(card_batch(n, bytes)),
+                BatchSize::PerIteration,
+            )
+        });
+        g.bench_function(format!("publish_{n}_{bytes}_1"), |b| {
+            b.iter_batched(
+                || card_batch(n, bytes),
+                |batch| apply_publish(&mut w, batch),
+                BatchSize::PerIteration,
+            )
+        });
+        g.bench_function(format!("build_publish_{n}_{bytes}_1"), |b| {
+            b.iter_batched(
+                || (),
+                |_| apply_publish(&mut w, card_batch(n, bytes)),
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
 fn get(c: &mut Criterion) {
     const N: u32 = 10_000;
     for bytes in [64usize, 512, 4096] {
-        let mut w = Writer::create(StoreOptions {
-            sweep: false,
-            ..StoreOptions::default()
-        })
-        .unwrap();
+        let mut w = store();
         fence(&mut w, &cards(N, bytes));
         let r = Reader::attach(w.path()).unwrap();
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -76,5 +123,5 @@ fn get(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, get, publish);
+criterion_group!(benches, get, publish, fence_batch);
 criterion_main!(benches);

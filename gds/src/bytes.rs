@@ -55,12 +55,36 @@ impl Encoder {
     pub fn len(&self) -> u64 {
         self.buf.len() as u64
     }
-    /// Overwrite a u32 at `off` (for back-patching counts and offsets).
-    pub fn put_u32(&mut self, off: usize, v: u32) {
-        self.buf[off..off + 4].copy_from_slice(&v.to_ne_bytes());
-    }
     /// Overwrite a u64 at `off`.
     pub fn put_u64(&mut self, off: usize, v: u64) {
         self.buf[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+    }
+}
+
+/// Where a segment under construction is written: positioned writes into a zeroed buffer or a
+/// new (fallocated, all-zero) file. Bytes never written stay zero.
+pub trait Sink {
+    /// Write `bytes` at offset `off`.
+    fn write_at(&mut self, off: usize, bytes: &[u8]) -> crate::Result<()>;
+
+    /// Write `bufs` one after the other from offset `off` (one `pwritev` for a file).
+    fn write_all_at(&mut self, off: usize, bufs: &[&[u8]]) -> crate::Result<()> {
+        let mut off = off;
+        for b in bufs {
+            self.write_at(off, b)?;
+            off += b.len();
+        }
+        Ok(())
+    }
+}
+
+impl Sink for [u8] {
+    fn write_at(&mut self, off: usize, bytes: &[u8]) -> crate::Result<()> {
+        let end = off
+            .checked_add(bytes.len())
+            .filter(|&e| e <= self.len())
+            .ok_or_else(|| crate::Error::InvalidArgument("write past the segment's end".into()))?;
+        self[off..end].copy_from_slice(bytes);
+        Ok(())
     }
 }

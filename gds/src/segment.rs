@@ -3,9 +3,11 @@
 
 #![forbid(unsafe_code)]
 
+use std::io::IoSlice;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
-use crate::bytes::{u16_at, u32_at, u64_at, Encoder};
+use crate::bytes::{u16_at, u32_at, u64_at, Encoder, Sink};
 use crate::dir::{Ownership, StoreDir};
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -110,6 +112,104 @@ pub fn create(dir: &StoreDir, name: &str, contents: &[u8], own: Ownership) -> Re
     }
     result
 }
+
+/// A new segment file being filled with positioned writes (`pwrite`): the kernel copies into
+/// the file's pages directly, with none of a mapping's per-page faults, and skips zeroing a
+/// page it writes whole (docs/modex.md "Where the time goes").
+pub struct FileSink<'f> {
+    fd: &'f OwnedFd,
+    len: usize,
+}
+
+impl FileSink<'_> {
+    fn check(&self, off: usize, n: usize) -> Result<()> {
+        match off.checked_add(n) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(Error::InvalidArgument(
+                "write past the segment's end".into(),
+            )),
+        }
+    }
+}
+
+impl Sink for FileSink<'_> {
+    fn write_at(&mut self, off: usize, bytes: &[u8]) -> Result<()> {
+        self.check(off, bytes.len())?;
+        let mut done = 0;
+        while done < bytes.len() {
+            match rustix::io::pwrite(self.fd, &bytes[done..], (off + done) as u64) {
+                Ok(0) => return Err(Error::OutOfSpace),
+                Ok(n) => done += n,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(rustix::io::Errno::NOSPC) => return Err(Error::OutOfSpace),
+                Err(e) => return Err(Error::io("write segment", e.into())),
+            }
+        }
+        Ok(())
+    }
+
+    fn write_all_at(&mut self, off: usize, bufs: &[&[u8]]) -> Result<()> {
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        self.check(off, total)?;
+        let slices: Vec<IoSlice<'_>> = bufs.iter().map(|b| IoSlice::new(b)).collect();
+        match rustix::io::pwritev(self.fd, &slices, off as u64) {
+            Ok(n) if n == total => Ok(()),
+            // Short (or interrupted): finish piece by piece.
+            Ok(n) => {
+                let (mut skip, mut at) = (n, off + n);
+                for b in bufs {
+                    if skip >= b.len() {
+                        skip -= b.len();
+                        continue;
+                    }
+                    self.write_at(at, &b[skip..])?;
+                    at += b.len() - skip;
+                    skip = 0;
+                }
+                Ok(())
+            }
+            Err(rustix::io::Errno::INTR) => {
+                let mut at = off;
+                for b in bufs {
+                    self.write_at(at, b)?;
+                    at += b.len();
+                }
+                Ok(())
+            }
+            Err(rustix::io::Errno::NOSPC) => Err(Error::OutOfSpace),
+            Err(e) => Err(Error::io("write segment", e.into())),
+        }
+    }
+}
+
+/// Create segment file `name` of `len` bytes whose contents `fill` writes into the new file
+/// (all zero until written), then mark it ready: P1 and P2 like [`create`], without a buffer
+/// holding the whole segment and without mapping more than the header's page (for P2's store).
+pub fn create_streamed(
+    dir: &StoreDir,
+    name: &str,
+    len: usize,
+    own: Ownership,
+    fill: impl FnOnce(&mut FileSink<'_>) -> Result<()>,
+) -> Result<()> {
+    let fd = dir.create_file(name, len as u64, own)?;
+    let result = (|| {
+        fill(&mut FileSink { fd: &fd, len })?;
+        // P2 through a mapping of the header only: the Release store orders every write
+        // above (made by this thread's own syscalls) before the state readers Acquire.
+        let map = RwMap::map(&fd, len.min(HEADER_PAGE) as u64)?;
+        let state = atomic_u32(map.bytes(), STATE_OFF).ok_or(Error::Corrupt("state word"))?;
+        protocol::mark_ready(state);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = dir.unlink(name);
+    }
+    result
+}
+
+/// How much of a streamed segment is mapped to mark it ready.
+const HEADER_PAGE: usize = 4096;
 
 /// Open and map segment file `name`, checking its header. Protocol R2/R3.
 pub fn open(dir: &StoreDir, name: &str, kind: Kind) -> Result<(Arc<RoMap>, Header)> {

@@ -3,13 +3,21 @@
 //! [`TableBuilder`] is the writer's side: insert (realm, key, value) triples, then encode an
 //! immutable segment. [`TableView`] is the reader's: validate once at map time, then look up in
 //! a few cache misses (key hash slot, key record, entry slot, entry record, value).
+//!
+//! A builder holds its entries in two forms: inserted one by one (a hash map, any order), and
+//! merged in bulk from a sorted run ([`TableBuilder::merge_run`]: a fence batch), kept as a
+//! vector sorted in the segment's entry order, so that encoding a million of them is a
+//! sequential pass with no sort. [`Layout`] plans a segment (every size and offset) before a
+//! byte is written, so the writer can create the file at its final size and encode straight
+//! into the mapping.
 
 #![forbid(unsafe_code)]
 
 use std::collections::HashMap;
+use std::ops::RangeInclusive;
 use std::sync::Arc;
 
-use crate::bytes::{slice_at, u16_at, u32_at, u64_at, Encoder};
+use crate::bytes::{slice_at, u16_at, u32_at, u64_at, Encoder, Sink};
 use crate::error::{Error, Result};
 use crate::layout::{
     entry_hash, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, Realm, TableHeader,
@@ -22,21 +30,67 @@ use crate::valueref::ValueRef;
 
 /// An entry's identity in the builder: (class, id, builder key id).
 type EntryKey = (u16, u32, u32);
-/// An entry's stored value: (entry flags, offset and length of the archive or the raw bytes in
-/// the builder's arena).
-type StoredValue = (u16, usize, usize);
+/// An entry's stored value: (entry flags, location of the archive or the raw bytes in the
+/// builder's arenas (see [`LOC_BITS`]), length).
+type StoredValue = (u16, u64, usize);
+
+/// A value location is `arena << LOC_BITS | offset in that arena`.
+const LOC_BITS: u32 = 48;
+const LOC_MASK: u64 = (1 << LOC_BITS) - 1;
+/// Arenas a builder keeps before it compacts them into one (every merged run brings its own).
+const MAX_ARENAS: usize = 64;
+/// Flag of a bulk entry that was replaced or removed. Builder-internal: never written (a dead
+/// entry is skipped), and outside the format's defined flag bits.
+const DEAD: u16 = 0x8000;
+
+/// One entry merged in bulk, or of a [`SortedRun`]: 24 bytes, so a million of them are read
+/// and written sequentially in a few milliseconds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BulkEntry {
+    pub class: u16,
+    /// Entry flags (`ENTRY_RAW_BYTES`), plus the builder-internal `DEAD`.
+    pub flags: u16,
+    pub id: u32,
+    /// In a builder: its key id. In a [`SortedRun`]: the index of the run's key.
+    pub kid: u32,
+    pub len: u32,
+    /// In a builder: the value's location ([`LOC_BITS`]). In a run: its offset in the run's arena.
+    pub loc: u64,
+}
+
+impl BulkEntry {
+    fn live(&self) -> bool {
+        self.flags & DEAD == 0
+    }
+}
+
+/// Entries to merge into a builder ([`TableBuilder::merge_run`]): sorted by (class, id, key
+/// bytes), each (class, id, key) at most once, keys already checked (1..=511 bytes, no NUL).
+pub(crate) struct SortedRun {
+    pub keys: Vec<Box<str>>,
+    pub entries: Vec<BulkEntry>,
+    pub arena: Vec<u8>,
+    /// Bytes of `arena` no entry refers to (values replaced inside the run).
+    pub wasted: usize,
+}
 
 /// Builds a table: (realm, key) → value, latest insert wins.
 #[derive(Default, Clone)]
 pub struct TableBuilder {
     key_ids: HashMap<Box<str>, u32>,
     keys: Vec<Box<str>>,
-    /// (class, id, builder key id) → archived value bytes.
+    /// Entries inserted one by one: (class, id, builder key id) → value.
     entries: HashMap<EntryKey, StoredValue>,
+    /// Entries merged in bulk, sorted by (class, id, key bytes). A (class, id, key) is live at
+    /// most once in `entries` and `bulk` together: an insert or remove marks the bulk one DEAD.
+    bulk: Vec<BulkEntry>,
+    /// Live (not DEAD) entries of `bulk`.
+    bulk_live: usize,
     /// Every value's bytes, appended: no allocation per value, and values inserted in rank
-    /// order (a fence batch) are read back almost sequentially by `encode`.
-    arena: Vec<u8>,
-    /// Bytes of `arena` no entry refers to any more (replaced or removed values).
+    /// order (a fence batch) are read back almost sequentially by `encode`. Arena 0 receives
+    /// inserts; the others are merged runs' arenas, moved in whole (not copied).
+    arenas: Vec<Vec<u8>>,
+    /// Bytes of the arenas no entry refers to any more (replaced or removed values).
     garbage: usize,
     /// Ranks covered by proc columns (0: none).
     ranks: u32,
@@ -60,6 +114,38 @@ fn column_value(kind: ColumnKind, value: &Value) -> Option<u32> {
         (ColumnKind::ProcRank, Value::ProcRank(v)) if *v != u32::MAX => Some(*v),
         _ => None,
     }
+}
+
+/// The bytes at `loc` (see [`LOC_BITS`]).
+fn value_in(arenas: &[Vec<u8>], loc: u64, len: usize) -> &[u8] {
+    let off = (loc & LOC_MASK) as usize;
+    &arenas[(loc >> LOC_BITS) as usize][off..off + len]
+}
+
+/// (class, id, key order) packed in one u64 (class < 2^8, key ids < 2^24: format.md), so that
+/// entry order is an integer comparison.
+fn packed(class: u16, id: u32, key_order: u32) -> u64 {
+    ((class as u64) << 56) | ((id as u64) << 24) | key_order as u64
+}
+
+/// Merge two sequences sorted by `key` (ties: `a` first).
+fn merge_by<T: Copy>(
+    a: impl Iterator<Item = T>,
+    b: impl Iterator<Item = T>,
+    key: impl Fn(&T) -> u64,
+) -> impl Iterator<Item = T> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) => {
+            if key(x) <= key(y) {
+                a.next()
+            } else {
+                b.next()
+            }
+        }
+        (Some(_), None) => a.next(),
+        (None, _) => b.next(),
+    })
 }
 
 impl TableBuilder {
@@ -108,53 +194,118 @@ impl TableBuilder {
         self.insert_stored(realm, key, 0, &archived)
     }
 
-    fn insert_stored(&mut self, realm: Realm, key: &str, flags: u16, bytes: &[u8]) -> Result<()> {
-        if key.is_empty() || key.len() > MAX_KEY_LEN || key.as_bytes().contains(&0) {
-            return Err(Error::InvalidArgument(format!(
-                "bad key {key:?} (1..=511 bytes, no NUL)"
-            )));
+    /// The id of `key`, interned if new (and whether it was).
+    fn intern(&mut self, key: &str) -> Result<(u32, bool)> {
+        if let Some(&id) = self.key_ids.get(key) {
+            return Ok((id, false));
         }
-        let kid = match self.key_ids.get(key) {
-            Some(&id) => id,
-            None => {
-                if self.keys.len() >= MAX_KEYS {
-                    return Err(Error::InvalidArgument(
-                        "more than 2^24 distinct keys".into(),
-                    ));
-                }
-                let id = self.keys.len() as u32;
-                self.keys.push(key.into());
-                self.key_ids.insert(key.into(), id);
-                id
-            }
-        };
+        if self.keys.len() >= MAX_KEYS {
+            return Err(Error::InvalidArgument(
+                "more than 2^24 distinct keys".into(),
+            ));
+        }
+        let id = self.keys.len() as u32;
+        self.keys.push(key.into());
+        self.key_ids.insert(key.into(), id);
+        Ok((id, true))
+    }
+
+    fn insert_stored(&mut self, realm: Realm, key: &str, flags: u16, bytes: &[u8]) -> Result<()> {
+        check_key(key)?;
+        let (kid, new_key) = self.intern(key)?;
         let (class, id) = realm.class_id();
-        let off = self.arena.len();
-        self.arena.extend_from_slice(bytes);
-        if let Some((_, _, old)) = self
+        if self.arenas.is_empty() {
+            self.arenas.push(Vec::new());
+        }
+        let arena = &mut self.arenas[0];
+        let loc = arena.len() as u64;
+        arena.extend_from_slice(bytes);
+        let replaced = match self
             .entries
-            .insert((class, id, kid), (flags, off, bytes.len()))
+            .insert((class, id, kid), (flags, loc, bytes.len()))
         {
-            self.garbage += old;
+            Some((_, _, old)) => {
+                self.garbage += old;
+                true
+            }
+            None => !new_key && self.kill_bulk(class, id, kid),
+        };
+        if replaced {
             self.compact_if_wasteful();
         }
         Ok(())
     }
 
-    /// Rebuild the arena from the live values once replaced ones outweigh them (a long-lived
-    /// builder whose values are updated again and again stays proportional to its contents).
+    /// Mark the bulk entry (`class`, `id`, `kid`) dead, if there is a live one.
+    fn kill_bulk(&mut self, class: u16, id: u32, kid: u32) -> bool {
+        if self.bulk_live == 0 {
+            return false;
+        }
+        let start = self.bulk.partition_point(|e| (e.class, e.id) < (class, id));
+        for e in &mut self.bulk[start..] {
+            if (e.class, e.id) != (class, id) {
+                break;
+            }
+            if e.kid == kid && e.live() {
+                e.flags |= DEAD;
+                self.bulk_live -= 1;
+                self.garbage += e.len as usize;
+                return true;
+            }
+        }
+        false
+    }
+
+    fn arena_bytes(&self) -> usize {
+        self.arenas.iter().map(Vec::len).sum()
+    }
+
+    /// Rebuild the arenas into one from the live values once replaced ones outweigh them (a
+    /// long-lived builder whose values are updated again and again stays proportional to its
+    /// contents), or once merged runs brought too many.
     fn compact_if_wasteful(&mut self) {
-        let live = self.arena.len() - self.garbage;
-        if self.garbage < live.max(1 << 20) {
+        let live = self.arena_bytes() - self.garbage;
+        let too_many = self.arenas.len() > MAX_ARENAS;
+        if self.garbage < live.max(1 << 20) && !too_many {
             return;
         }
-        let mut arena = Vec::with_capacity(live);
-        for (_, off, len) in self.entries.values_mut() {
-            let start = arena.len();
-            arena.extend_from_slice(&self.arena[*off..*off + *len]);
-            *off = start;
+        if !too_many && self.arenas.len() > 1 {
+            // First free the arenas no live value is in (a fence that replaced every value of
+            // an earlier one): no copy.
+            let mut used = vec![0usize; self.arenas.len()];
+            for &(_, loc, len) in self.entries.values() {
+                used[(loc >> LOC_BITS) as usize] += len;
+            }
+            for e in self.bulk.iter().filter(|e| e.live()) {
+                used[(e.loc >> LOC_BITS) as usize] += e.len as usize;
+            }
+            for (arena, used) in self.arenas.iter_mut().zip(used) {
+                if used == 0 && !arena.is_empty() {
+                    debug_assert!(self.garbage >= arena.len(), "garbage accounting");
+                    self.garbage -= arena.len();
+                    *arena = Vec::new();
+                }
+            }
+            self.bulk.retain(BulkEntry::live);
+            let live = self.arena_bytes() - self.garbage;
+            if self.garbage < live.max(1 << 20) {
+                return;
+            }
         }
-        self.arena = arena;
+        let mut arena = Vec::with_capacity(live);
+        let arenas = std::mem::take(&mut self.arenas);
+        for (_, loc, len) in self.entries.values_mut() {
+            let start = arena.len() as u64;
+            arena.extend_from_slice(value_in(&arenas, *loc, *len));
+            *loc = start;
+        }
+        self.bulk.retain(BulkEntry::live);
+        for e in &mut self.bulk {
+            let start = arena.len() as u64;
+            arena.extend_from_slice(value_in(&arenas, e.loc, e.len as usize));
+            e.loc = start;
+        }
+        self.arenas = vec![arena];
         self.garbage = 0;
     }
 
@@ -178,14 +329,17 @@ impl TableBuilder {
             return false;
         };
         let (class, id) = realm.class_id();
-        match self.entries.remove(&(class, id, kid)) {
+        let removed = match self.entries.remove(&(class, id, kid)) {
             Some((_, _, len)) => {
                 self.garbage += len;
-                self.compact_if_wasteful();
                 true
             }
-            None => false,
+            None => self.kill_bulk(class, id, kid),
+        };
+        if removed {
+            self.compact_if_wasteful();
         }
+        removed
     }
 
     /// Number of (realm, key) values, entries and column values alike.
@@ -196,28 +350,183 @@ impl TableBuilder {
             .flatten()
             .map(|col| col.iter().filter(|v| **v != u32::MAX).count())
             .sum();
-        self.entries.len() + in_columns
+        self.entries.len() + self.bulk_live + in_columns
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Encode the segment for generation `generation` (header state BUILDING).
-    /// Deterministic: the same contents give the same bytes whatever the insertion order.
-    pub fn encode(&self, generation: u64) -> Result<Vec<u8>> {
+    /// Distinct keys the builder has interned (a bound for [`MAX_KEYS`] checks).
+    pub(crate) fn key_count(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Rank of every key id in byte order of the keys: the order of entries with equal
+    /// (class, id).
+    fn key_order(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..self.keys.len() as u32).collect();
+        ids.sort_unstable_by(|&a, &b| self.keys[a as usize].cmp(&self.keys[b as usize]));
+        let mut order = vec![0u32; ids.len()];
+        for (rank, &kid) in ids.iter().enumerate() {
+            order[kid as usize] = rank as u32;
+        }
+        order
+    }
+
+    /// Merge a sorted run (a fence batch) into the table: one pass over the table's entries and
+    /// the run's, no hashing per entry, and the run's arena is moved in, not copied.
+    ///
+    /// An entry of `run` replaces the table's entry of the same (class, id, key); one whose
+    /// class is in `group` also replaces the table's entries of the same (id, key) in every
+    /// class of `group` (posted data: a put replaces the key whatever its scope). Entries
+    /// inserted one by one are folded into the bulk ones. `run` must not hold proc-column
+    /// values (class 5 and a column key) when the table has proc columns.
+    pub(crate) fn merge_run(&mut self, run: SortedRun, group: RangeInclusive<u16>) -> Result<()> {
+        let SortedRun {
+            keys,
+            mut entries,
+            arena,
+            wasted,
+        } = run;
+        if self.entries.values().any(|v| v.2 > u32::MAX as usize) {
+            return Err(Error::InvalidArgument("value larger than 4 GiB".into()));
+        }
+        let new_keys = keys
+            .iter()
+            .filter(|k| !self.key_ids.contains_key(&***k))
+            .count();
+        if self.keys.len() + new_keys > MAX_KEYS {
+            return Err(Error::InvalidArgument(
+                "more than 2^24 distinct keys".into(),
+            ));
+        }
+        debug_assert!(
+            self.ranks == 0
+                || !entries
+                    .iter()
+                    .any(|e| e.class == 5 && column_of(&keys[e.kid as usize]).is_some())
+        );
+        let kid_map: Vec<u32> = keys
+            .iter()
+            .map(|k| self.intern(k).map(|(id, _)| id))
+            .collect::<Result<_>>()?;
+        if self.arenas.is_empty() {
+            self.arenas.push(Vec::new());
+        }
+        let arena_no = (self.arenas.len() as u64) << LOC_BITS;
+        for e in &mut entries {
+            e.kid = kid_map[e.kid as usize];
+            e.loc |= arena_no;
+        }
+        self.arenas.push(arena);
+        self.garbage += wasted;
+
+        if self.bulk_live == 0 && self.entries.is_empty() {
+            // The common case (a namespace's first fence): the run is the table.
+            self.bulk = entries;
+            self.bulk_live = self.bulk.len();
+            self.compact_if_wasteful();
+            return Ok(());
+        }
+
+        let order = self.key_order();
+        let key = |e: &BulkEntry| packed(e.class, e.id, order[e.kid as usize]);
+        // (id, key order) of the run's entries in `group`, sorted: what they evict in every
+        // class of the group.
+        let mut evict: Vec<u64> = entries
+            .iter()
+            .filter(|e| group.contains(&e.class))
+            .map(|e| ((e.id as u64) << 32) | order[e.kid as usize] as u64)
+            .collect();
+        if !evict.is_sorted() {
+            evict.sort_unstable();
+        }
+        evict.dedup();
+
+        let mut loose: Vec<BulkEntry> = self
+            .entries
+            .drain()
+            .map(|((class, id, kid), (flags, loc, len))| BulkEntry {
+                class,
+                flags,
+                id,
+                kid,
+                // Values over 4 GiB are refused at encode; keep them whole until then.
+                len: len as u32,
+                loc,
+            })
+            .collect();
+        loose.sort_unstable_by_key(key);
+        let bulk = std::mem::take(&mut self.bulk);
+        let old = merge_by(
+            bulk.into_iter().filter(BulkEntry::live),
+            loose.into_iter(),
+            key,
+        );
+        let mut out = Vec::with_capacity(self.bulk_live + entries.len());
+        let mut new = entries.into_iter().peekable();
+        let (mut class, mut ev) = (u16::MAX, 0usize);
+        let mut garbage = 0usize;
+        for o in old {
+            if group.contains(&o.class) {
+                if o.class != class {
+                    (class, ev) = (o.class, 0);
+                }
+                let k = ((o.id as u64) << 32) | order[o.kid as usize] as u64;
+                while ev < evict.len() && evict[ev] < k {
+                    ev += 1;
+                }
+                if evict.get(ev) == Some(&k) {
+                    garbage += o.len as usize;
+                    continue;
+                }
+            }
+            let ko = key(&o);
+            let mut replaced = false;
+            while let Some(n) = new.peek() {
+                let kn = key(n);
+                if kn > ko {
+                    break;
+                }
+                replaced = kn == ko;
+                out.extend(new.next());
+            }
+            if replaced {
+                garbage += o.len as usize;
+            } else {
+                out.push(o);
+            }
+        }
+        out.extend(new);
+        self.garbage += garbage;
+        self.bulk_live = out.len();
+        self.bulk = out;
+        self.compact_if_wasteful();
+        Ok(())
+    }
+
+    /// Plan the segment: which keys and entries, in which order, at which offsets.
+    pub(crate) fn layout(&self) -> Result<Layout<'_>> {
         // Keys that still have an entry, and the keys of present columns, in byte order: ids
         // are stable for equal contents.
-        let mut names: Vec<&str> = {
-            let mut seen = vec![false; self.keys.len()];
-            for &(_, _, k) in self.entries.keys() {
-                seen[k as usize] = true;
+        let mut seen = vec![false; self.keys.len()];
+        let mut values = 0usize;
+        for e in self.bulk.iter().filter(|e| e.live()) {
+            seen[e.kid as usize] = true;
+            values += (e.len as usize).next_multiple_of(VALUE_ALIGN);
+        }
+        for (&(_, _, k), &(_, _, len)) in &self.entries {
+            seen[k as usize] = true;
+            if len > u32::MAX as usize {
+                return Err(Error::InvalidArgument("value larger than 4 GiB".into()));
             }
-            (0..self.keys.len())
-                .filter(|&k| seen[k])
-                .map(|k| &*self.keys[k])
-                .collect()
-        };
+            values += len.next_multiple_of(VALUE_ALIGN);
+        }
+        let mut names: Vec<&str> = (0..self.keys.len())
+            .filter(|&k| seen[k])
+            .map(|k| &*self.keys[k])
+            .collect();
         for (c, col) in COLUMNS.iter().enumerate() {
             if self.columns[c].is_some() {
                 names.push(col.key);
@@ -231,141 +540,390 @@ impl TableBuilder {
                 final_id[old as usize] = new as u32;
             }
         }
-        let mut entries: Vec<(u16, u32, u32, u16, &[u8])> = self
+        let mut loose: Vec<BulkEntry> = self
             .entries
             .iter()
-            .map(|(&(c, i, k), &(flags, off, len))| {
-                (
-                    c,
-                    i,
-                    final_id[k as usize],
-                    flags,
-                    &self.arena[off..off + len],
-                )
+            .map(|(&(class, id, kid), &(flags, loc, len))| BulkEntry {
+                class,
+                flags,
+                id,
+                kid,
+                len: len as u32,
+                loc,
             })
             .collect();
-        // (class, id, key_id) packed in one u64 (class < 2^8, key ids < 2^24: format.md), so
-        // the sort compares integers: a million cards sort in a few tens of milliseconds.
-        entries.sort_unstable_by_key(|e| ((e.0 as u64) << 56) | ((e.1 as u64) << 24) | e.2 as u64);
+        loose.sort_unstable_by_key(|e| packed(e.class, e.id, final_id[e.kid as usize]));
 
         let key_count = names.len();
         let key_slots = slots_for(key_count);
-        let entry_count = entries.len();
+        let entry_count = self.bulk_live + loose.len();
         let entry_slots = slots_for(entry_count);
         if entry_count > u32::MAX as usize / 2 {
             return Err(Error::InvalidArgument(
                 "too many entries for one table".into(),
             ));
         }
-
-        // Reserve the whole segment once (values padded to 16; the rest is small): no
-        // reallocation copies of what may be hundreds of MiB.
-        let values: usize = entries.iter().map(|e| e.4.len().next_multiple_of(16)).sum();
-        let mut enc = Encoder {
-            buf: Vec::with_capacity(values + entries.len() * 40 + 4096),
-        };
-        encode_header(&mut enc, Kind::Table, generation, 0);
-        let th = HEADER_LEN;
-        enc.bytes(&[0u8; size_of::<TableHeader>()]);
-
-        // Keys, key index, strings.
-        enc.pad_to(REGION_ALIGN);
-        let keys_off = enc.len();
-        let mut str_off = 0u32;
-        let mut hashes = Vec::with_capacity(key_count);
-        for name in &names {
-            let key = name.as_bytes();
-            let h = key_hash(key);
-            hashes.push(h);
-            enc.u64(h);
-            enc.u32(str_off);
-            enc.u32(key.len() as u32);
-            str_off += key.len() as u32;
-        }
-        enc.pad_to(REGION_ALIGN);
-        let key_index_off = enc.len();
-        let mut slots = vec![0u32; key_slots];
-        for (kid, h) in hashes.iter().enumerate() {
-            let mut s = (*h as usize) & (key_slots - 1);
-            while slots[s] != 0 {
-                s = (s + 1) & (key_slots - 1);
-            }
-            slots[s] = kid as u32 + 1;
-        }
-        slots.iter().for_each(|&s| enc.u32(s));
-        enc.pad_to(REGION_ALIGN);
-        let strings_off = enc.len();
-        for name in &names {
-            enc.bytes(name.as_bytes());
-        }
-        let strings_len = enc.len() - strings_off;
-
-        // Entries (value offsets back-patched below) and entry index.
-        enc.pad_to(REGION_ALIGN);
-        let entries_off = enc.len();
-        let mut slots = vec![0u32; entry_slots];
-        for (i, &(class, id, kid, flags, bytes)) in entries.iter().enumerate() {
-            enc.u16(class);
-            enc.u16(flags);
-            enc.u32(id);
-            enc.u32(kid);
-            enc.u32(
-                u32::try_from(bytes.len())
-                    .map_err(|_| Error::InvalidArgument("value larger than 4 GiB".into()))?,
-            );
-            enc.u64(0);
-            let mut s = (entry_hash(class, id, kid) as usize) & (entry_slots - 1);
-            while slots[s] != 0 {
-                s = (s + 1) & (entry_slots - 1);
-            }
-            slots[s] = i as u32 + 1;
-        }
-        enc.pad_to(REGION_ALIGN);
-        let entry_index_off = enc.len();
-        slots.iter().for_each(|&s| enc.u32(s));
-
-        // Proc columns, present ones in column order, each 8-aligned.
-        enc.pad_to(REGION_ALIGN);
-        let columns_off = enc.len();
+        let align = |n: usize| n.next_multiple_of(REGION_ALIGN);
+        let keys_off = align(HEADER_LEN + size_of::<TableHeader>());
+        let key_index_off = align(keys_off + key_count * size_of::<KeyEntry>());
+        let strings_off = align(key_index_off + key_slots * 4);
+        let strings_len: usize = names.iter().map(|n| n.len()).sum();
+        let entries_off = align(strings_off + strings_len);
+        let entry_index_off = align(entries_off + entry_count * size_of::<Entry>());
+        let columns_off = align(entry_index_off + entry_slots * 4);
+        let mut end = columns_off;
         let mut column_mask = 0u32;
         for (c, col) in self.columns.iter().enumerate() {
-            let Some(col) = col else { continue };
-            column_mask |= 1 << c;
-            enc.pad_to(REGION_ALIGN);
-            match COLUMNS[c].kind {
-                ColumnKind::Uint16 => col.iter().for_each(|&v| enc.u16(v as u16)),
-                ColumnKind::Uint32 | ColumnKind::ProcRank => col.iter().for_each(|&v| enc.u32(v)),
+            if col.is_some() {
+                column_mask |= 1 << c;
+                end = align(end) + self.ranks as usize * COLUMNS[c].kind.width();
             }
         }
+        let values_off = end.next_multiple_of(VALUE_ALIGN);
+        // The last entry in segment order: its value is padded to REGION_ALIGN, not VALUE_ALIGN.
+        let last_bulk = self.bulk.iter().rev().find(|e| e.live());
+        let last = match (last_bulk, loose.last()) {
+            (Some(b), Some(l)) => {
+                let kb = packed(b.class, b.id, final_id[b.kid as usize]);
+                let kl = packed(l.class, l.id, final_id[l.kid as usize]);
+                Some(if kb > kl { b } else { l })
+            }
+            (b, l) => b.or(l),
+        };
+        let total = match last {
+            None => align(end),
+            Some(e) => align(
+                values_off + values - (e.len as usize).next_multiple_of(VALUE_ALIGN)
+                    + e.len as usize,
+            ),
+        };
+        Ok(Layout {
+            b: self,
+            names,
+            final_id,
+            loose,
+            entry_count,
+            key_slots,
+            entry_slots,
+            keys_off,
+            key_index_off,
+            strings_off,
+            strings_len,
+            entries_off,
+            entry_index_off,
+            columns_off,
+            column_mask,
+            values_off,
+            total,
+        })
+    }
 
-        // Values, each 16-aligned.
-        for (i, &(_, _, _, _, bytes)) in entries.iter().enumerate() {
-            enc.pad_to(VALUE_ALIGN);
-            let off = enc.len();
-            enc.bytes(bytes);
-            let rec = entries_off as usize + i * size_of::<Entry>();
-            enc.put_u64(rec + core::mem::offset_of!(Entry, value_off), off);
-        }
-        enc.pad_to(REGION_ALIGN);
+    /// Encode the segment for generation `generation` (header state BUILDING).
+    /// Deterministic: the same contents give the same bytes whatever the insertion order.
+    pub fn encode(&self, generation: u64) -> Result<Vec<u8>> {
+        let layout = self.layout()?;
+        let mut buf = vec![0u8; layout.total_len()];
+        layout.write(&mut buf[..], generation)?;
+        Ok(buf)
+    }
+}
 
-        let total = enc.len();
-        enc.put_u64(32, total);
-        enc.put_u32(th, key_count as u32);
-        enc.put_u32(th + 4, key_slots as u32);
-        enc.put_u64(th + 8, keys_off);
-        enc.put_u64(th + 16, key_index_off);
-        enc.put_u64(th + 24, strings_off);
-        enc.put_u64(th + 32, strings_len);
-        enc.put_u32(th + 40, entry_count as u32);
-        enc.put_u32(th + 44, entry_slots as u32);
-        enc.put_u64(th + 48, entries_off);
-        enc.put_u64(th + 56, entry_index_off);
-        if column_mask != 0 {
-            enc.put_u32(th + 64, self.ranks);
-            enc.put_u32(th + 68, column_mask);
-            enc.put_u64(th + 72, columns_off);
+/// Refuse a key the format cannot hold.
+pub(crate) fn check_key(key: &str) -> Result<()> {
+    if key.is_empty() || key.len() > MAX_KEY_LEN || key.as_bytes().contains(&0) {
+        return Err(Error::InvalidArgument(format!(
+            "bad key {key:?} (1..=511 bytes, no NUL)"
+        )));
+    }
+    Ok(())
+}
+
+/// A planned table segment ([`TableBuilder::layout`]): every region's offset and the file's
+/// length, known before a byte is written.
+pub(crate) struct Layout<'a> {
+    b: &'a TableBuilder,
+    names: Vec<&'a str>,
+    /// Builder key id → key id in the segment.
+    final_id: Vec<u32>,
+    /// The one-by-one entries, in segment order.
+    loose: Vec<BulkEntry>,
+    entry_count: usize,
+    key_slots: usize,
+    entry_slots: usize,
+    keys_off: usize,
+    key_index_off: usize,
+    strings_off: usize,
+    strings_len: usize,
+    entries_off: usize,
+    entry_index_off: usize,
+    columns_off: usize,
+    column_mask: u32,
+    values_off: usize,
+    total: usize,
+}
+
+fn put32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+}
+fn put64(b: &mut [u8], off: usize, v: u64) {
+    b[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+}
+
+/// Hash-index slots in one bucket of [`fill_index`]: 32 KiB of slots, which stay in cache while
+/// the bucket's items are inserted.
+const BUCKET_SLOTS_LOG2: u32 = 13;
+
+/// Fill a hash index (format.md "Lookup": linear probing) whose `slots` bytes are zero: item
+/// `i` (stored as `i + 1`) goes to the first free slot from `homes[i]`.
+///
+/// A large index is filled bucket by bucket (items grouped by the top bits of their home slot,
+/// in item order inside a bucket), so its slots are written while in cache instead of at
+/// random over megabytes. Any insertion order gives a valid index (a probe from an item's home
+/// slot meets no empty slot before the item); a small index (one bucket) is filled in item
+/// order, as it always was.
+fn fill_index(slots: &mut [u8], homes: &[u32]) {
+    let n = slots.len() / 4;
+    if n == 0 {
+        return;
+    }
+    let mask = n - 1;
+    let mut insert = |item: u32, home: u32| {
+        let mut s = home as usize;
+        loop {
+            let slot = &mut slots[s * 4..s * 4 + 4];
+            if slot == [0u8; 4] {
+                slot.copy_from_slice(&(item + 1).to_ne_bytes());
+                return;
+            }
+            s = (s + 1) & mask;
         }
-        Ok(enc.buf)
+    };
+    let buckets = n >> BUCKET_SLOTS_LOG2;
+    if buckets <= 1 {
+        for (i, &h) in homes.iter().enumerate() {
+            insert(i as u32, h);
+        }
+        return;
+    }
+    let mut next = vec![0usize; buckets];
+    for &h in homes {
+        next[(h >> BUCKET_SLOTS_LOG2) as usize] += 1;
+    }
+    let mut sum = 0;
+    for c in &mut next {
+        (*c, sum) = (sum, sum + *c);
+    }
+    // (item, home) grouped by bucket: written as `buckets` sequential streams.
+    let mut grouped = vec![0u64; homes.len()];
+    for (i, &h) in homes.iter().enumerate() {
+        let b = &mut next[(h >> BUCKET_SLOTS_LOG2) as usize];
+        grouped[*b] = ((i as u64) << 32) | h as u64;
+        *b += 1;
+    }
+    for g in grouped {
+        insert((g >> 32) as u32, g as u32);
+    }
+}
+
+/// Records of the entry region written per chunk: 192 KiB, written while in cache.
+const ENTRY_CHUNK: usize = 8192;
+/// Pieces per gathered write of values (IOV_MAX is 1024 on Linux).
+const MAX_PIECES: usize = 1024;
+/// Zeros for the padding between values.
+const ZEROS: [u8; VALUE_ALIGN] = [0; VALUE_ALIGN];
+
+/// Values on their way to the segment: runs of bytes adjacent in the builder's arenas (a fence
+/// batch's cards, 16-byte multiples in rank order, are one run), and padding; written with one
+/// gathered write per `MAX_PIECES` pieces.
+struct ValueWriter<'a> {
+    arenas: &'a [Vec<u8>],
+    /// File offset of the first piece.
+    off: usize,
+    /// (location, length) of arena bytes, or (u64::MAX, padding length).
+    pieces: Vec<(u64, usize)>,
+    /// File offset after the last piece.
+    end: usize,
+}
+
+impl ValueWriter<'_> {
+    fn push(&mut self, sink: &mut (impl Sink + ?Sized), loc: u64, len: usize) -> Result<()> {
+        if let Some(last) = self.pieces.last_mut() {
+            if last.0 != u64::MAX
+                && last.0 + last.1 as u64 == loc
+                && last.0 >> LOC_BITS == loc >> LOC_BITS
+            {
+                last.1 += len;
+                self.end += len;
+                return Ok(());
+            }
+        }
+        if self.pieces.len() == MAX_PIECES {
+            self.flush(sink)?;
+        }
+        self.pieces.push((loc, len));
+        self.end += len;
+        Ok(())
+    }
+
+    fn flush(&mut self, sink: &mut (impl Sink + ?Sized)) -> Result<()> {
+        let bufs: Vec<&[u8]> = self
+            .pieces
+            .iter()
+            .map(|&(loc, len)| match loc {
+                u64::MAX => &ZEROS[..len],
+                loc => value_in(self.arenas, loc, len),
+            })
+            .collect();
+        sink.write_all_at(self.off, &bufs)?;
+        self.pieces.clear();
+        self.off = self.end;
+        Ok(())
+    }
+}
+
+impl Layout<'_> {
+    /// Length of the segment file.
+    pub(crate) fn total_len(&self) -> usize {
+        self.total
+    }
+
+    /// Write the segment for generation `generation` (header state BUILDING) into `out`, whose
+    /// `total_len()` bytes are zero (a fresh, fallocated file or a zeroed buffer): padding and
+    /// reserved fields are not written. Every region is written sequentially: the head (headers,
+    /// keys, strings) from a small buffer, entries per chunk, values straight from the arenas,
+    /// the entry index once built.
+    pub(crate) fn write(&self, out: &mut (impl Sink + ?Sized), generation: u64) -> Result<()> {
+        let b = self.b;
+        let mut head = vec![0u8; self.entries_off];
+        let mut enc = Encoder::default();
+        encode_header(&mut enc, Kind::Table, generation, self.total as u64);
+        head[..HEADER_LEN].copy_from_slice(&enc.buf);
+        let th = HEADER_LEN;
+        put32(&mut head, th, self.names.len() as u32);
+        put32(&mut head, th + 4, self.key_slots as u32);
+        put64(&mut head, th + 8, self.keys_off as u64);
+        put64(&mut head, th + 16, self.key_index_off as u64);
+        put64(&mut head, th + 24, self.strings_off as u64);
+        put64(&mut head, th + 32, self.strings_len as u64);
+        put32(&mut head, th + 40, self.entry_count as u32);
+        put32(&mut head, th + 44, self.entry_slots as u32);
+        put64(&mut head, th + 48, self.entries_off as u64);
+        put64(&mut head, th + 56, self.entry_index_off as u64);
+        if self.column_mask != 0 {
+            put32(&mut head, th + 64, b.ranks);
+            put32(&mut head, th + 68, self.column_mask);
+            put64(&mut head, th + 72, self.columns_off as u64);
+        }
+
+        // Keys, key index, strings.
+        let mut str_off = 0usize;
+        let mut homes = Vec::with_capacity(self.names.len());
+        for (kid, name) in self.names.iter().enumerate() {
+            let h = key_hash(name.as_bytes());
+            homes.push((h as usize & self.key_slots.wrapping_sub(1)) as u32);
+            let rec = self.keys_off + kid * size_of::<KeyEntry>();
+            put64(&mut head, rec, h);
+            put32(&mut head, rec + 8, str_off as u32);
+            put32(&mut head, rec + 12, name.len() as u32);
+            let s = self.strings_off + str_off;
+            head[s..s + name.len()].copy_from_slice(name.as_bytes());
+            str_off += name.len();
+        }
+        fill_index(
+            &mut head[self.key_index_off..self.key_index_off + self.key_slots * 4],
+            &homes,
+        );
+        out.write_at(0, &head)?;
+        drop(head);
+
+        // Entries (per chunk) and their values (gathered), in segment order; the entry index
+        // after, from the entries' home slots.
+        let final_id = &self.final_id;
+        let key = |e: &BulkEntry| packed(e.class, e.id, final_id[e.kid as usize]);
+        let mut bulk = b.bulk.iter().copied().filter(BulkEntry::live);
+        let mask = self.entry_slots.wrapping_sub(1);
+        let mut homes = Vec::with_capacity(self.entry_count);
+        let mut chunk = vec![0u8; ENTRY_CHUNK.min(self.entry_count) * size_of::<Entry>()];
+        let (mut in_chunk, mut chunk_off) = (0usize, self.entries_off);
+        let mut values = ValueWriter {
+            arenas: &b.arenas,
+            off: self.values_off,
+            pieces: Vec::with_capacity(MAX_PIECES),
+            end: self.values_off,
+        };
+        let mut v = self.values_off;
+        let mut put = |e: BulkEntry| -> Result<()> {
+            let kid = final_id[e.kid as usize];
+            let len = e.len as usize;
+            let r = &mut chunk[in_chunk * size_of::<Entry>()..(in_chunk + 1) * size_of::<Entry>()];
+            r[0..2].copy_from_slice(&e.class.to_ne_bytes());
+            r[2..4].copy_from_slice(&(e.flags & !DEAD).to_ne_bytes());
+            r[4..8].copy_from_slice(&e.id.to_ne_bytes());
+            r[8..12].copy_from_slice(&kid.to_ne_bytes());
+            r[12..16].copy_from_slice(&e.len.to_ne_bytes());
+            r[16..24].copy_from_slice(&(v as u64).to_ne_bytes());
+            in_chunk += 1;
+            if in_chunk * size_of::<Entry>() == chunk.len() {
+                out.write_at(chunk_off, &chunk)?;
+                chunk_off += chunk.len();
+                in_chunk = 0;
+            }
+            if v != values.end {
+                values.push(out, u64::MAX, v - values.end)?;
+            }
+            if len > 0 {
+                values.push(out, e.loc, len)?;
+            }
+            v = (v + len).next_multiple_of(VALUE_ALIGN);
+            homes.push((entry_hash(e.class, e.id, kid) as usize & mask) as u32);
+            Ok(())
+        };
+        let first_bulk = b.bulk.iter().find(|e| e.live()).map(key);
+        if self.loose.is_empty() {
+            bulk.try_for_each(&mut put)?;
+        } else if first_bulk.is_none_or(|f| self.loose.last().map(key) < Some(f)) {
+            // Every one-by-one entry sorts first (a fence's RANK_UNDEF index, class 6, before
+            // its posted data): no per-entry merge.
+            self.loose
+                .iter()
+                .copied()
+                .chain(bulk)
+                .try_for_each(&mut put)?;
+        } else {
+            merge_by(bulk, self.loose.iter().copied(), key).try_for_each(&mut put)?;
+        }
+        if in_chunk > 0 {
+            out.write_at(chunk_off, &chunk[..in_chunk * size_of::<Entry>()])?;
+        }
+        if !values.pieces.is_empty() {
+            values.flush(out)?;
+        }
+        drop(chunk);
+        debug_assert_eq!(homes.len(), self.entry_count);
+        let mut index = vec![0u8; self.entry_slots * 4];
+        fill_index(&mut index, &homes);
+        drop(homes);
+        out.write_at(self.entry_index_off, &index)?;
+        drop(index);
+
+        // Proc columns, present ones in column order, each 8-aligned.
+        let mut cols = Vec::new();
+        for (c, col) in b.columns.iter().enumerate() {
+            let Some(col) = col else { continue };
+            cols.resize(cols.len().next_multiple_of(REGION_ALIGN), 0);
+            match COLUMNS[c].kind {
+                ColumnKind::Uint16 => col
+                    .iter()
+                    .for_each(|&v| cols.extend_from_slice(&(v as u16).to_ne_bytes())),
+                ColumnKind::Uint32 | ColumnKind::ProcRank => col
+                    .iter()
+                    .for_each(|&v| cols.extend_from_slice(&v.to_ne_bytes())),
+            }
+        }
+        if !cols.is_empty() {
+            out.write_at(self.columns_off, &cols)?;
+        }
+        Ok(())
     }
 }
 

@@ -8,11 +8,13 @@
 
 #![forbid(unsafe_code)]
 
+use std::collections::{HashMap, HashSet};
+
 use crate::error::{Error, Result};
 use crate::jobdata::keys::is_reserved;
 use crate::jobdata::TargetRank;
-use crate::layout::Realm;
-use crate::table::{TableBuilder, TableView};
+use crate::layout::{Realm, ENTRY_RAW_BYTES, MAX_KEYS, MAX_KEY_LEN};
+use crate::table::{check_key, BulkEntry, SortedRun, TableBuilder, TableView};
 use crate::value::Value;
 use crate::valueref::ValueRef;
 
@@ -71,7 +73,7 @@ const UNDEF_INDEX: &str = "rshm.undef:";
 pub struct Posted {
     table: TableBuilder,
     /// Keys already in the RANK_UNDEF index (it records the first poster of each key).
-    indexed: std::collections::HashSet<Box<str>>,
+    indexed: HashSet<Box<str>>,
 }
 
 impl Posted {
@@ -102,6 +104,36 @@ impl Posted {
         Ok(())
     }
 
+    /// Store a fence batch: the same as `put` of each of its values in the order they were
+    /// added (latest wins, whatever the scope; a key's first poster is its RANK_UNDEF rank),
+    /// but merged in one pass: no hashing or sorting per value when the batch comes in rank
+    /// order, and the batch's bytes are moved in, not copied. Publish [`Posted::table`] as
+    /// usual afterwards; one transaction makes the whole batch visible at once.
+    ///
+    /// Nothing is changed when this fails (more than 2^24 distinct keys in the table).
+    pub fn apply(&mut self, batch: FenceBatch) -> Result<()> {
+        if batch.entries.is_empty() {
+            return Ok(());
+        }
+        // Every new key may bring its RANK_UNDEF index key: refuse before changing anything.
+        if self.table.key_count() + 2 * batch.keys.len() > MAX_KEYS {
+            return Err(Error::InvalidArgument(
+                "more than 2^24 distinct keys".into(),
+            ));
+        }
+        let (run, newly_indexed) = batch.into_run(&self.indexed);
+        self.table.merge_run(run, POSTED_CLASSES)?;
+        // The RANK_UNDEF index of keys posted for the first time (a few entries, inserted one
+        // by one; they sort before every posted entry, so encoding still streams).
+        for (key, rank) in newly_indexed {
+            let index = format!("{UNDEF_INDEX}{key}");
+            self.table
+                .insert(Realm::Meta, &index, &Value::ProcRank(rank))?;
+            self.indexed.insert(key);
+        }
+        Ok(())
+    }
+
     /// The table to publish as the namespace's `part::POSTED`.
     pub fn table(&self) -> &TableBuilder {
         &self.table
@@ -114,6 +146,194 @@ impl Posted {
 
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()
+    }
+}
+
+/// Entry classes of posted data (scopes LOCAL, REMOTE, GLOBAL): a put replaces its key in all.
+const POSTED_CLASSES: std::ops::RangeInclusive<u16> = 7..=9;
+
+/// A collecting fence's data (`store_modex`: every process's posted values, typically one or a
+/// few keys per rank in rank order, the values business cards), built cheaply and merged into a
+/// namespace's [`Posted`] in one pass ([`Posted::apply`]).
+///
+/// ```
+/// # use gds::modex::{FenceBatch, Posted, Scope};
+/// let mut batch = FenceBatch::with_capacity(2, 128);
+/// batch.put_bytes(0, Scope::Global, "btl.tcp.card", &[0u8; 64]).unwrap();
+/// batch.put_bytes(1, Scope::Global, "btl.tcp.card", &[1u8; 64]).unwrap();
+/// let mut posted = Posted::new();
+/// posted.apply(batch).unwrap();
+/// assert_eq!(posted.len(), 3); // two cards and the RANK_UNDEF index of the key
+/// ```
+#[derive(Default)]
+pub struct FenceBatch {
+    keys: Vec<Box<str>>,
+    key_ids: HashMap<Box<str>, u32>,
+    /// Per key: the rank of its first put (its RANK_UNDEF rank, if the namespace has none yet).
+    first_rank: Vec<u32>,
+    /// The key of the previous put (most batches repeat one key): skips the hash lookup.
+    last_key: Option<u32>,
+    /// In put order; `kid` indexes `keys`, `loc` is the offset in `arena`.
+    entries: Vec<BulkEntry>,
+    arena: Vec<u8>,
+}
+
+impl FenceBatch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A batch with room for `values` values of `bytes` bytes in all (no reallocation while it
+    /// is filled).
+    pub fn with_capacity(values: usize, bytes: usize) -> Self {
+        FenceBatch {
+            entries: Vec::with_capacity(values),
+            arena: Vec::with_capacity(bytes),
+            ..Self::default()
+        }
+    }
+
+    /// Add `key` posted by `rank` with `scope` (as [`Posted::put`]; reserved keys refused).
+    pub fn put(&mut self, rank: u32, scope: Scope, key: &str, value: &Value) -> Result<()> {
+        if let Value::ByteObject(bytes) = value {
+            return self.put_bytes(rank, scope, key, bytes);
+        }
+        let kid = self.key(rank, key)?;
+        let archived = value.archive()?;
+        self.push(rank, scope, kid, 0, &archived)
+    }
+
+    /// Add a `PMIX_BYTE_OBJECT` value (a business card) from its bytes: the same as
+    /// `put(rank, scope, key, &Value::ByteObject(bytes.to_vec()))` without building the value.
+    pub fn put_bytes(&mut self, rank: u32, scope: Scope, key: &str, bytes: &[u8]) -> Result<()> {
+        let kid = self.key(rank, key)?;
+        self.push(rank, scope, kid, ENTRY_RAW_BYTES, bytes)
+    }
+
+    /// Number of values added (a replaced one counts until the batch is applied).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn push(&mut self, rank: u32, scope: Scope, kid: u32, flags: u16, bytes: &[u8]) -> Result<()> {
+        let len = u32::try_from(bytes.len())
+            .map_err(|_| Error::InvalidArgument("value larger than 4 GiB".into()))?;
+        self.entries.push(BulkEntry {
+            class: scope.realm(rank).class_id().0,
+            flags,
+            id: rank,
+            kid,
+            len,
+            loc: self.arena.len() as u64,
+        });
+        self.arena.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// The batch's id of `key`, checked and interned on first use.
+    fn key(&mut self, rank: u32, key: &str) -> Result<u32> {
+        if let Some(k) = self.last_key {
+            if *self.keys[k as usize] == *key {
+                return Ok(k);
+            }
+        }
+        let k = match self.key_ids.get(key) {
+            Some(&k) => k,
+            None => {
+                if is_reserved(key) {
+                    return Err(Error::InvalidArgument(format!(
+                        "{key:?} is a reserved key: clients cannot post it"
+                    )));
+                }
+                check_key(key)?;
+                // Its RANK_UNDEF index key must fit too (checked here, not half-way through a
+                // merge).
+                if UNDEF_INDEX.len() + key.len() > MAX_KEY_LEN {
+                    return Err(Error::InvalidArgument(format!(
+                        "key {key:?} too long to index for PMIX_RANK_UNDEF"
+                    )));
+                }
+                if self.keys.len() >= MAX_KEYS {
+                    return Err(Error::InvalidArgument(
+                        "more than 2^24 distinct keys".into(),
+                    ));
+                }
+                let k = self.keys.len() as u32;
+                self.keys.push(key.into());
+                self.key_ids.insert(key.into(), k);
+                self.first_rank.push(rank);
+                k
+            }
+        };
+        self.last_key = Some(k);
+        Ok(k)
+    }
+
+    /// The batch as a sorted run for [`TableBuilder::merge_run`], and the keys `indexed` lacks
+    /// with their first poster (for the RANK_UNDEF index).
+    fn into_run(self, indexed: &HashSet<Box<str>>) -> (SortedRun, Vec<(Box<str>, u32)>) {
+        let FenceBatch {
+            keys,
+            first_rank,
+            mut entries,
+            arena,
+            ..
+        } = self;
+        let newly_indexed = keys
+            .iter()
+            .zip(first_rank)
+            .filter(|(k, _)| !indexed.contains(*k))
+            .map(|(k, r)| (k.clone(), r))
+            .collect();
+        // Key order: byte order of the keys (the segment's entry order).
+        let mut by_bytes: Vec<u32> = (0..keys.len() as u32).collect();
+        by_bytes.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
+        let mut order = vec![0u32; keys.len()];
+        for (rank, &k) in by_bytes.iter().enumerate() {
+            order[k as usize] = rank as u32;
+        }
+
+        // (rank, key) order, each (rank, key) once: the last put wins, whatever its scope. A
+        // batch given in rank order with its keys in byte order (the common case) is checked
+        // in one pass and not sorted.
+        let pos = |e: &BulkEntry| ((e.id as u64) << 32) | order[e.kid as usize] as u64;
+        let mut wasted = 0usize;
+        if !entries.windows(2).all(|w| pos(&w[0]) < pos(&w[1])) {
+            entries.sort_by_key(pos); // stable: equal (rank, key) stay in put order
+            let mut kept: Vec<BulkEntry> = Vec::with_capacity(entries.len());
+            for e in entries {
+                match kept.last_mut() {
+                    Some(last) if pos(last) == pos(&e) => {
+                        wasted += last.len as usize;
+                        *last = e;
+                    }
+                    _ => kept.push(e),
+                }
+            }
+            entries = kept;
+        }
+        // Then by class (scope): a stable partition, skipped when there is one scope.
+        let first = entries[0].class;
+        if entries.iter().any(|e| e.class != first) {
+            let mut parted = Vec::with_capacity(entries.len());
+            for class in POSTED_CLASSES {
+                parted.extend(entries.iter().filter(|e| e.class == class));
+            }
+            entries = parted;
+        }
+        (
+            SortedRun {
+                keys,
+                entries,
+                arena,
+                wasted,
+            },
+            newly_indexed,
+        )
     }
 }
 
