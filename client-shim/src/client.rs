@@ -74,7 +74,7 @@ impl Client {
     }
 
     /// PMIx_Get of `key` for (`ns`, `rank`) as the store decides it: ch. 6 for reserved keys,
-    /// 5.3/5.4 for posted data.
+    /// 5.3/5.4 for posted data (then the job data, for non-reserved keys the host registered).
     pub fn get<'p>(
         &self,
         pin: &'p Pin,
@@ -89,7 +89,7 @@ impl Client {
             _ => None,
         };
         let job = self.reader.table_arc(pin, ns, part::DATA);
-        if keys::is_reserved(key) {
+        let from_job = |job: Result<&'p Arc<TableView>>| {
             let t = job?;
             let res = self
                 .reader
@@ -98,10 +98,45 @@ impl Client {
             let v = jobdata::get_with_resources(t, res, caller, target, key, &req.qualifiers)?;
             // A value from the resources table borrows that mapping; the job table handle is
             // kept for pointer mode, so resources answers are copied there (see `hold`).
-            return Ok((v, t));
+            Ok((v, t))
+        };
+        if keys::is_reserved(key) {
+            return from_job(job);
         }
+        // A non-reserved key is posted data (5.3), unless the host registered it with the job
+        // (a custom key of a registration array, which PMIx answers too): a realm qualifier
+        // asks for the job data; otherwise the job data answers what was never posted.
+        let q = &req.qualifiers;
+        let realm_asked = q.session_info
+            || q.job_info
+            || q.app_info
+            || q.node_info
+            || q.proc_info
+            || q.session_id.is_some()
+            || q.appnum.is_some()
+            || q.hostname.is_some()
+            || q.nodeid.is_some();
+        if realm_asked {
+            return from_job(job);
+        }
+        match self.posted_get(pin, ns, target, key, req, &job) {
+            Err(Error::NotFound) => from_job(job),
+            r => r,
+        }
+    }
+
+    /// The posted-data half of [`Client::get`] (5.3, 5.4).
+    fn posted_get<'p>(
+        &self,
+        pin: &'p Pin,
+        ns: &str,
+        target: TargetRank,
+        key: &str,
+        req: &GetRequest,
+        job: &Result<&'p Arc<TableView>>,
+    ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
         let posted = self.reader.table_arc(pin, ns, part::POSTED)?;
-        let local = |r: u32| match &job {
+        let local = |r: u32| match job {
             Ok(t) => jobdata::is_local(t, r).unwrap_or(false),
             Err(_) => false,
         };

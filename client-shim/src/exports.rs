@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use abi::c::{alloc_stored, c_str, free_value, info_slice, proc_ref, write_stored};
 use abi::get::{self, GetRequest, Mode};
+use abi::types::status::PMIX_ERR_EXISTS;
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
 use abi::{ffi_call, AbiError};
 
@@ -42,7 +43,10 @@ pub unsafe extern "C" fn rshm_client_attach(
     path: *const c_char,
     self_proc: *const pmix_proc_t,
 ) -> pmix_status_t {
-    ffi_call(|| {
+    // `AbiError` has no PMIX_ERR_EXISTS: the error (and its message) goes through ffi_call and
+    // the status is replaced below.
+    let mut already = false;
+    let rc = ffi_call(|| {
         let path = if path.is_null() {
             None
         } else {
@@ -70,12 +74,16 @@ pub unsafe extern "C" fn rshm_client_attach(
         {
             // SAFETY: `p` was never published; reclaim it.
             drop(unsafe { Box::from_raw(p) });
-            return Err(AbiError::Store(gds::Error::InvalidArgument(
-                "already attached".into(),
-            )));
+            already = true;
+            return Err(AbiError::BadParam("already attached".into()));
         }
         Ok(())
-    })
+    });
+    if already {
+        PMIX_ERR_EXISTS
+    } else {
+        rc
+    }
 }
 
 /// Detach: unmaps the store. Every PMIX_GET_POINTER_VALUES value becomes invalid. Must not run

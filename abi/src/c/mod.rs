@@ -31,10 +31,12 @@ pub fn elem_size(ty: u16) -> Option<usize> {
         t::BOOL | t::BYTE | t::INT8 | t::UINT8 | t::PERSIST | t::SCOPE | t::DATA_RANGE => 1,
         t::PROC_STATE | t::ALLOC_DIRECTIVE | t::JOB_STATE | t::LINK_STATE => 1,
         t::INT16 | t::UINT16 | t::DATA_TYPE | t::IOF_CHANNEL | t::LOCTYPE => 2,
+        // pmix_storage_access_type_t is a uint16_t (pmix_common.h), unlike the other three.
+        t::STOR_ACCESS_TYPE => 2,
         t::PID | t::INT | t::INT32 | t::UINT | t::UINT32 | t::FLOAT | t::STATUS => 4,
         t::PROC_RANK => 4,
         t::STRING | t::SIZE | t::INT64 | t::UINT64 | t::DOUBLE | t::TIME | t::DEVTYPE => 8,
-        t::STOR_MEDIUM | t::STOR_ACCESS | t::STOR_PERSIST | t::STOR_ACCESS_TYPE => 8,
+        t::STOR_MEDIUM | t::STOR_ACCESS | t::STOR_PERSIST => 8,
         t::TIMEVAL => size_of::<timeval>(),
         t::VALUE => size_of::<pmix_value_t>(),
         t::PROC => size_of::<pmix_proc_t>(),
@@ -319,7 +321,7 @@ unsafe fn read_elem(ty: u16, p: *const u8, depth: usize) -> Result<Value, AbiErr
             t::STOR_MEDIUM => Value::StorMedium(rd!(u64)),
             t::STOR_ACCESS => Value::StorAccess(rd!(u64)),
             t::STOR_PERSIST => Value::StorPersist(rd!(u64)),
-            t::STOR_ACCESS_TYPE => Value::StorAccessType(rd!(u64)),
+            t::STOR_ACCESS_TYPE => Value::StorAccessType(rd!(u16) as u64),
             other => return Err(AbiError::NotSupported(format!("value type {other}"))),
         })
     }
@@ -503,8 +505,13 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
             | Value::DeviceType(u)
             | Value::StorMedium(u)
             | Value::StorAccess(u)
-            | Value::StorPersist(u)
-            | Value::StorAccessType(u) => wr!(u64, *u),
+            | Value::StorPersist(u) => wr!(u64, *u),
+            Value::StorAccessType(u) => wr!(
+                u16,
+                u16::try_from(*u).map_err(|_| AbiError::Store(gds::Error::Corrupt(
+                    "storage access type wider than pmix_storage_access_type_t"
+                )))?
+            ),
             Value::Float(f) => wr!(f32, *f),
             Value::Double(f) => wr!(f64, *f),
             Value::Timeval { sec, usec } => wr!(
