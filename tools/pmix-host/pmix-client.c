@@ -2,7 +2,7 @@
  * pmix-client - run a query corpus against the PMIx server that
  * launched us and print one canonical line per query.
  *
- * Usage: pmix-client [-t] [-i] CORPUS
+ * Usage: pmix-client [-t] [-i] [-d LIBRSHM_CLIENT.so] CORPUS
  *   -t   also print the wall time of every PMIx_Get to stderr as
  *        "pmix-client: rank=R id=ID get_us=N"
  *   -i   add PMIX_IMMEDIATE=true to every query that has none of
@@ -10,6 +10,9 @@
  *        qualifiers are exactly those on the line - and OpenPMIx 4.2.2
  *        then waits ~2 s (answering TIMEOUT) for a missing non-reserved
  *        key of a local process.
+ *   -d   direct: no PMIx_Init; rshm_client_attach(NULL, NULL) from LIB (dlopen) and every
+ *        Get is rshm_client_get (rshm_client.h). Only Get lines, bench, stats, firstget, du
+ *        and maps work then (put/commit/fence need a PMIx server: bad corpus line).
  *
  * Corpus lines (blank lines and lines starting with '#' are ignored):
  *   <id> <rank> <key> [QUAL[:TYPE]=VALUE ...]   PMIx_Get on our own nspace
@@ -28,6 +31,20 @@
  *       of one key, timed in batches of 32 calls; prints
  *       "bench <myrank> <key> <status> p50_ns=<x> p99_ns=<y> calls=<n>"
  *       (per-call time of the median / 99th-percentile batch)
+ *       <rank> may also be "rand:K": every call asks another rank, drawn uniformly
+ *       from 0..K-1 (pre-drawn, xorshift, seeded with our rank); status is the first failure
+ *   stats                                        "stats <myrank> init_us=.. first_get_us=..
+ *       fence_us=.. rss_anon_kb=.. rss_shmem_kb=.. rss_file_kb=.. pss_kb=.. pss_anon_kb=..
+ *       pss_shmem_kb=.. vmhwm_kb=..": PMIx_Init (or, with -d, rshm_client_attach) time, the
+ *       first Get after it (corpus line "firstget"), the last fence's time (-1: none), memory
+ *       from /proc/self/status and /proc/self/smaps_rollup
+ *   firstget                                     one timed PMIx_Get of PMIX_JOB_SIZE (rank *)
+ *   du PATH...                                   "du <myrank> <PATH> bytes=<allocated>
+ *       size=<apparent> files=<n> path=<resolved PATH>" over the regular files under PATH ("$NAME": the path in
+ *       that environment variable; "du <myrank> <PATH> none" when unset or missing)
+ *   maps [SUBSTRING]                             the lines of /proc/self/maps whose path
+ *       contains SUBSTRING (default "rshm-"): "maps <myrank> <perms> <path>" each, or
+ *       "maps <myrank> none" (shows which shared-memory segments the process mapped, and how)
  *
  * Output, one line per corpus line (written with a single write(2) so
  * that lines from several clients sharing a pipe do not interleave):
@@ -41,7 +58,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
+#include <ftw.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +77,13 @@
 static pmix_proc_t myproc;
 static bool timing = false;
 static bool immediate = false;
+
+/* Timings and the Get entry point (PMIx_Get, or rshm_client_get with -d). */
+typedef pmix_status_t (*get_fn_t)(const pmix_proc_t *, const char *, const pmix_info_t *, size_t,
+                                  pmix_value_t **);
+static get_fn_t get_fn = PMIx_Get;
+static bool direct = false;
+static long long init_us = -1, first_get_us = -1, fence_us = -1;
 
 static long long now_us(void)
 {
@@ -170,7 +197,7 @@ static int do_query(char **tok, int ntok)
     }
 
     t0 = now_us();
-    rc = PMIx_Get(&proc, resolve_key(tok[2]), info, ninfo, &val);
+    rc = get_fn(&proc, resolve_key(tok[2]), info, ninfo, &val);
     t1 = now_us();
 
     out = open_memstream(&buf, &len);
@@ -222,7 +249,22 @@ static int do_bench(char **tok, int ntok)
         n = BATCH;
     }
     PMIX_LOAD_NSPACE(proc.nspace, myproc.nspace);
-    if (parse_rank(tok[2], &proc.rank)) {
+    pmix_rank_t *ranks = NULL; /* rand:K - one pre-drawn rank per call */
+    if (!strncmp(tok[2], "rand:", 5)) {
+        unsigned long k = strtoul(tok[2] + 5, NULL, 10);
+        uint64_t x = 0x9e3779b97f4a7c15ULL ^ ((uint64_t) myproc.rank + 1);
+        if (0 == k) {
+            return -1;
+        }
+        ranks = malloc((size_t) n * sizeof(pmix_rank_t));
+        for (long i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ranks[i] = (pmix_rank_t) (x % k);
+        }
+        proc.rank = ranks[0];
+    } else if (parse_rank(tok[2], &proc.rank)) {
         return -1;
     }
     const char *key = resolve_key(tok[3]);
@@ -232,7 +274,14 @@ static int do_bench(char **tok, int ntok)
         long long t0 = now_ns();
         for (int i = 0; i < BATCH; i++) {
             pmix_value_t *val = NULL;
-            rc = PMIx_Get(&proc, key, NULL, 0, &val);
+            pmix_status_t r;
+            if (ranks) {
+                proc.rank = ranks[b * BATCH + (size_t) i];
+            }
+            r = get_fn(&proc, key, NULL, 0, &val);
+            if (PMIX_SUCCESS == rc || !ranks) {
+                rc = r;
+            }
             if (val) {
                 PMIX_VALUE_RELEASE(val);
             }
@@ -248,6 +297,174 @@ static int do_bench(char **tok, int ntok)
     fclose(out);
     emit(buf, len);
     free(per);
+    free(ranks);
+    return 0;
+}
+
+/* firstget: one timed Get of PMIX_JOB_SIZE (rank WILDCARD), the first after init. */
+static int do_firstget(void)
+{
+    pmix_proc_t proc;
+    pmix_value_t *val = NULL;
+    PMIX_LOAD_PROCID(&proc, myproc.nspace, PMIX_RANK_WILDCARD);
+    long long t0 = now_ns();
+    pmix_status_t rc = get_fn(&proc, PMIX_JOB_SIZE, NULL, 0, &val);
+    first_get_us = (now_ns() - t0) / 1000;
+    if (val) {
+        PMIX_VALUE_RELEASE(val);
+    }
+    if (PMIX_SUCCESS != rc) {
+        fprintf(stderr, "pmix-client: firstget: %s\n", PMIx_Error_string(rc));
+    }
+    return 0;
+}
+
+/* "Name:   123 kB" lines of a /proc file: the number, or -1. */
+static long long proc_kb(const char *path, const char *name)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0, nl = strlen(name);
+    long long v = -1;
+    if (!f) {
+        return -1;
+    }
+    while (getline(&line, &cap, f) > 0) {
+        if (!strncmp(line, name, nl) && ':' == line[nl]) {
+            v = atoll(line + nl + 1);
+            break;
+        }
+    }
+    free(line);
+    fclose(f);
+    return v;
+}
+
+/* stats: init/first-get/fence times and memory. */
+static int do_stats(void)
+{
+    const char *st = "/proc/self/status", *sm = "/proc/self/smaps_rollup";
+    char *buf;
+    size_t len;
+    FILE *out = open_memstream(&buf, &len);
+    fprintf(out,
+            "stats %u init_us=%lld first_get_us=%lld fence_us=%lld rss_anon_kb=%lld "
+            "rss_shmem_kb=%lld rss_file_kb=%lld pss_kb=%lld pss_anon_kb=%lld pss_shmem_kb=%lld "
+            "vmhwm_kb=%lld\n",
+            myproc.rank, init_us, first_get_us, fence_us, proc_kb(st, "RssAnon"),
+            proc_kb(st, "RssShmem"), proc_kb(st, "RssFile"), proc_kb(sm, "Pss"),
+            proc_kb(sm, "Pss_Anon"), proc_kb(sm, "Pss_Shmem"), proc_kb(st, "VmHWM"));
+    fclose(out);
+    emit(buf, len);
+    return 0;
+}
+
+static long long du_bytes, du_size, du_files;
+
+static int du_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void) p;
+    (void) ftw;
+    if (FTW_F == flag && S_ISREG(sb->st_mode)) {
+        du_bytes += (long long) sb->st_blocks * 512;
+        du_size += (long long) sb->st_size;
+        du_files++;
+    }
+    return 0;
+}
+
+/* du PATH...: bytes of the regular files under each PATH ($NAME: from the environment). */
+static int do_du(char **tok, int ntok)
+{
+    for (int i = 1; i < ntok; i++) {
+        const char *path = '$' == tok[i][0] ? getenv(tok[i] + 1) : tok[i];
+        char *buf;
+        size_t len;
+        FILE *out = open_memstream(&buf, &len);
+        du_bytes = du_size = du_files = 0;
+        if (path && *path && 0 == nftw(path, du_entry, 16, FTW_PHYS)) {
+            fprintf(out, "du %u %s bytes=%lld size=%lld files=%lld path=%s\n", myproc.rank, tok[i],
+                    du_bytes, du_size, du_files, path);
+        } else {
+            fprintf(out, "du %u %s none\n", myproc.rank, tok[i]);
+        }
+        fclose(out);
+        emit(buf, len);
+    }
+    return 0;
+}
+
+/* -d LIB: rshm's client library instead of PMIx_Init + PMIx_Get. */
+static pmix_status_t (*rshm_attach)(const char *, const pmix_proc_t *);
+static pmix_status_t (*rshm_detach)(void);
+
+static void *direct_sym(void *lib, const char *name)
+{
+    void *p = dlsym(lib, name);
+    if (!p) {
+        fprintf(stderr, "pmix-client: -d: %s: %s\n", name, dlerror());
+        exit(1);
+    }
+    return p;
+}
+
+static pmix_status_t direct_init(const char *libpath)
+{
+    void *lib = dlopen(libpath, RTLD_NOW | RTLD_LOCAL), *p;
+    const char *ns = getenv("RSHM_NSPACE"), *rk = getenv("RSHM_RANK");
+    if (!lib) {
+        fprintf(stderr, "pmix-client: -d %s: %s\n", libpath, dlerror());
+        return PMIX_ERROR;
+    }
+    /* POSIX: a data pointer from dlsym converts to a function pointer through memcpy. */
+    p = direct_sym(lib, "rshm_client_attach");
+    memcpy(&rshm_attach, &p, sizeof(p));
+    p = direct_sym(lib, "rshm_client_detach");
+    memcpy(&rshm_detach, &p, sizeof(p));
+    p = direct_sym(lib, "rshm_client_get");
+    memcpy(&get_fn, &p, sizeof(p));
+    if (!ns || !rk) {
+        ns = getenv("PMIX_NAMESPACE");
+        rk = getenv("PMIX_RANK");
+    }
+    PMIX_LOAD_PROCID(&myproc, ns ? ns : "", rk ? (pmix_rank_t) strtoul(rk, NULL, 10) : 0);
+    return rshm_attach(NULL, NULL);
+}
+
+/* maps [SUBSTRING]: the mappings of this process whose path contains SUBSTRING. */
+static int do_maps(char **tok, int ntok)
+{
+    const char *want = ntok > 1 ? tok[1] : "rshm-";
+    FILE *f = fopen("/proc/self/maps", "r");
+    char *line = NULL, *buf;
+    size_t cap = 0, len;
+    int found = 0;
+    FILE *out;
+
+    if (!f) {
+        perror("/proc/self/maps");
+        return -1;
+    }
+    out = open_memstream(&buf, &len);
+    while (getline(&line, &cap, f) > 0) {
+        /* address perms offset dev inode path */
+        char perms[8], path[4096];
+        path[0] = '\0';
+        if (sscanf(line, "%*s %7s %*s %*s %*s %4095[^\n]", perms, path) < 1) {
+            continue;
+        }
+        if (path[0] && strstr(path, want)) {
+            fprintf(out, "maps %u %s %s\n", myproc.rank, perms, path);
+            found++;
+        }
+    }
+    if (!found) {
+        fprintf(out, "maps %u none\n", myproc.rank);
+    }
+    fclose(out);
+    emit(buf, len);
+    free(line);
+    fclose(f);
     return 0;
 }
 
@@ -322,7 +539,9 @@ static int do_fence(char **tok, int ntok)
 
     PMIX_LOAD_PROCID(&all, myproc.nspace, PMIX_RANK_WILDCARD);
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    long long t0 = now_ns();
     rc = PMIx_Fence(&all, 1, &info, 1);
+    fence_us = (now_ns() - t0) / 1000;
     PMIX_INFO_DESTRUCT(&info);
     print_status("fence", rc);
     return 0;
@@ -330,7 +549,7 @@ static int do_fence(char **tok, int ntok)
 
 int main(int argc, char **argv)
 {
-    const char *path;
+    const char *path, *direct_lib = NULL;
     FILE *f;
     char *line = NULL;
     size_t cap = 0;
@@ -342,6 +561,11 @@ int main(int argc, char **argv)
             timing = true;
         } else if (!strcmp(argv[1], "-i")) {
             immediate = true;
+        } else if (!strcmp(argv[1], "-d") && argc > 2) {
+            direct_lib = argv[2];
+            direct = true;
+            argv++;
+            argc--;
         } else {
             argc = 0; /* usage */
             break;
@@ -350,7 +574,7 @@ int main(int argc, char **argv)
         argc--;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: pmix-client [-t] [-i] CORPUS\n");
+        fprintf(stderr, "usage: pmix-client [-t] [-i] [-d LIBRSHM_CLIENT.so] CORPUS\n");
         return 2;
     }
     path = argv[1];
@@ -359,8 +583,12 @@ int main(int argc, char **argv)
         perror(path);
         return 2;
     }
-    if (PMIX_SUCCESS != (rc = PMIx_Init(&myproc, NULL, 0))) {
-        fprintf(stderr, "pmix-client: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
+    long long t_init = now_ns();
+    rc = direct ? direct_init(direct_lib) : PMIx_Init(&myproc, NULL, 0);
+    init_us = (now_ns() - t_init) / 1000;
+    if (PMIX_SUCCESS != rc) {
+        fprintf(stderr, "pmix-client: %s failed: %s\n", direct ? "rshm_client_attach" : "PMIx_Init",
+                PMIx_Error_string(rc));
         fclose(f);
         return 1;
     }
@@ -378,7 +606,15 @@ int main(int argc, char **argv)
             continue;
         }
         int bad;
-        if (!strcmp(tok[0], "put")) {
+        if (direct && (!strcmp(tok[0], "put") || !strcmp(tok[0], "commit") || !strcmp(tok[0], "fence"))) {
+            bad = -1;
+        } else if (!strcmp(tok[0], "stats")) {
+            bad = do_stats();
+        } else if (!strcmp(tok[0], "firstget")) {
+            bad = do_firstget();
+        } else if (!strcmp(tok[0], "du")) {
+            bad = do_du(tok, ntok);
+        } else if (!strcmp(tok[0], "put")) {
             bad = do_put(tok, ntok);
         } else if (!strcmp(tok[0], "commit")) {
             print_status("commit", PMIx_Commit());
@@ -387,6 +623,8 @@ int main(int argc, char **argv)
             bad = do_fence(tok, ntok);
         } else if (!strcmp(tok[0], "bench")) {
             bad = do_bench(tok, ntok);
+        } else if (!strcmp(tok[0], "maps")) {
+            bad = do_maps(tok, ntok);
         } else if (ntok >= 3) {
             bad = do_query(tok, ntok);
         } else {
@@ -401,7 +639,9 @@ int main(int argc, char **argv)
     free(line);
     fclose(f);
 
-    if (PMIX_SUCCESS != (rc = PMIx_Finalize(NULL, 0))) {
+    if (direct) {
+        rshm_detach();
+    } else if (PMIX_SUCCESS != (rc = PMIx_Finalize(NULL, 0))) {
         fprintf(stderr, "pmix-client: PMIx_Finalize failed: %s\n", PMIx_Error_string(rc));
         ret = ret ? ret : 1;
     }

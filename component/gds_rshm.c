@@ -1,0 +1,702 @@
+/*
+ * gds_rshm.c - rshm's gds component for the OpenPMIx 4.2 line (pmix_mca_gds_rshm.so).
+ *
+ * A thin adapter: OpenPMIx's internal gds module API on one side, rshm's two C ABIs on the other
+ * (rshm_server.h: register jobs, committed and fenced data, setup_fork; rshm_client.h: Get from
+ * shared memory), both linked in from one Rust staticlib (component/src/lib.rs). No store logic
+ * lives here. docs/openpmix.md is the guide; every function below says when OpenPMIx 4.2 calls it.
+ *
+ * Roles:
+ *  - server (PMIx_server_init'ed process): owns the store. Opens it at the first add_nspace or
+ *    setup_fork, publishes registrations, commits and fences into it, exports RSHM_STORE to the
+ *    children. Every call is also passed on to the server's own gds/hash module, so the server
+ *    answers exactly as it does without rshm (its requests, direct modex, non-rshm clients).
+ *  - client: bids in assign_module only when it could attach to the store named by RSHM_STORE;
+ *    answers PMIx_Get in the caller's thread (is_tsafe) from the mapping for what
+ *    rshm_gds42_fetch serves, and PMIX_ERR_NOT_FOUND otherwise, so the core asks gds/hash and
+ *    the server as it would without rshm.
+ *
+ * Built for exactly one OpenPMIx line: the internal gds API drifts between releases while its
+ * version stays "1.0.0" (5.0 adds calls, 5.0.7 changes fetch, 6.0 changes store_modex).
+ */
+
+#include "src/include/pmix_config.h"
+#include "pmix_common.h"
+#include "pmix_version.h"
+
+#if !defined(PMIX_VERSION_MAJOR) || PMIX_VERSION_MAJOR != 4L || PMIX_VERSION_MINOR != 2L
+#    error "gds_rshm.c is written for the OpenPMIx 4.2 internal gds API only (see docs/openpmix.md)"
+#endif
+#if PMIX_VERSION_RELEASE < 2L
+#    error "gds_rshm.c needs OpenPMIx 4.2.2 or a later 4.2.x release"
+#endif
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <string.h>
+
+#include "src/class/pmix_list.h"
+#include "src/include/pmix_globals.h"
+#include "src/mca/bfrops/bfrops.h"
+#include "src/mca/gds/base/base.h"
+#include "src/mca/gds/gds.h"
+#include "src/mca/ptl/ptl_types.h"
+#include "src/util/pmix_output.h"
+
+#include "rshm_client.h"
+#include "rshm_server.h"
+
+/* The 4.2 answer policy + client Get (component/src/lib.rs). */
+pmix_status_t rshm_gds42_fetch(const pmix_proc_t *proc, const char *key, const pmix_info_t *info,
+                               size_t ninfo, pmix_value_t **val);
+
+#define RSHM_NAME "rshm"
+/* Component priority (framework select order), and the assign_module bid when PMIX_GDS_MODULE
+ * does not name a module. */
+#define RSHM_PRIORITY 50
+/* The bid when PMIX_GDS_MODULE names us: above what gds/hash bids when it is named too (its
+ * bid is 100 then, as observed in 4.2.2), so "rshm,hash" selects rshm. */
+#define RSHM_NAMED_PRIORITY 150
+/* The KVAL of register_job_info's reply naming the store (docs/openpmix.md). */
+#define RSHM_STORE_KEY "rshm.store"
+
+/* Process state. The server handle is created once (under `lock`) and then only read; the
+ * client attach happens once, in assign_module, before any fetch. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static rshm_server_t *server = NULL;
+static bool server_failed = false;
+static bool client_attached = false;
+/* Client fetches answered from shared memory / left to libpmix (for $RSHM_GDS_STATS). */
+static int64_t answered = 0, passed = 0;
+
+static bool is_server(void)
+{
+    return NULL != pmix_globals.mypeer && PMIX_PEER_IS_SERVER(pmix_globals.mypeer);
+}
+
+static bool is_plain_client(void)
+{
+    return NULL != pmix_globals.mypeer && PMIX_PEER_IS_CLIENT(pmix_globals.mypeer)
+           && !PMIX_PEER_IS_SERVER(pmix_globals.mypeer) && !PMIX_PEER_IS_TOOL(pmix_globals.mypeer);
+}
+
+static void log_error(const char *what, pmix_status_t rc, bool server_side)
+{
+    char msg[512];
+    if (server_side) {
+        rshm_server_last_error(msg, sizeof(msg));
+    } else {
+        rshm_client_last_error(msg, sizeof(msg));
+    }
+    pmix_output_verbose(1, pmix_gds_base_output, "gds:rshm: %s: %s (%s)", what,
+                        PMIx_Error_string(rc), msg);
+}
+
+/* The server's own gds/hash module: every server-side call is passed on to it too. */
+static pmix_gds_base_module_t *hash_module(void)
+{
+    pmix_gds_base_active_module_t *active;
+    PMIX_LIST_FOREACH (active, &pmix_gds_globals.actives, pmix_gds_base_active_module_t) {
+        if (NULL != active->module && NULL != active->module->name
+            && 0 == strcmp(active->module->name, "hash")) {
+            return active->module;
+        }
+    }
+    return NULL;
+}
+
+/* Open the store on first use, in a server only. */
+static rshm_server_t *server_store(void)
+{
+    rshm_server_t *s;
+    pthread_mutex_lock(&lock);
+    if (NULL == server && !server_failed && is_server()) {
+        pmix_info_t info[1];
+        size_t ninfo = 0;
+        pmix_status_t rc;
+        /* The node name the core uses (PMIX_HOSTNAME given to PMIx_server_init, else the
+         * kernel's): registrations name nodes that way. Where the files go follows
+         * PMIX_SERVER_TMPDIR / TMPDIR in the environment, else /dev/shm. */
+        if (NULL != pmix_globals.hostname) {
+            PMIX_INFO_LOAD(&info[0], PMIX_HOSTNAME, pmix_globals.hostname, PMIX_STRING);
+            ninfo = 1;
+        }
+        rc = rshm_server_open(ninfo ? info : NULL, ninfo, &server);
+        if (ninfo) {
+            PMIX_INFO_DESTRUCT(&info[0]);
+        }
+        if (PMIX_SUCCESS != rc) {
+            log_error("cannot open the store", rc, true);
+            server = NULL;
+            server_failed = true;
+        } else {
+            pmix_output_verbose(2, pmix_gds_base_output, "gds:rshm: store %s",
+                                rshm_server_path(server));
+        }
+    }
+    s = server;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+/* ---- module functions ------------------------------------------------------------------ */
+
+/* Every process, at framework select. Nothing to do until the role is known. */
+static pmix_status_t rshm_init(pmix_info_t info[], size_t ninfo)
+{
+    PMIX_HIDE_UNUSED_PARAMS(info, ninfo);
+    return PMIX_SUCCESS;
+}
+
+/* RSHM_GDS_STATS=<dir>: a client writes "answered N\npassed M\n" to <dir>/<pid> at finalize. */
+static void write_stats(void)
+{
+    const char *dir = getenv("RSHM_GDS_STATS");
+    char path[4096];
+    FILE *f;
+    if (NULL == dir || !client_attached) {
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/%d", dir, (int) getpid());
+    f = fopen(path, "w");
+    if (NULL != f) {
+        fprintf(f, "answered %lld\npassed %lld\n", (long long) answered, (long long) passed);
+        fclose(f);
+    }
+}
+
+/* Framework close: remove the server's store; unmap a client's. */
+static void rshm_finalize(void)
+{
+    write_stats();
+    pthread_mutex_lock(&lock);
+    if (client_attached) {
+        rshm_client_detach();
+        client_attached = false;
+    }
+    if (NULL != server) {
+        rshm_server_close(server);
+        server = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* Whether PMIX_GDS_MODULE names us (1), names others only (0), or is absent (-1). */
+static int named(pmix_info_t *info, size_t ninfo)
+{
+    for (size_t n = 0; n < ninfo; n++) {
+        if (PMIX_CHECK_KEY(&info[n], PMIX_GDS_MODULE) && PMIX_STRING == info[n].value.type) {
+            const char *p = info[n].value.data.string;
+            size_t len = strlen(RSHM_NAME);
+            while (NULL != p && '\0' != *p) {
+                const char *end = strchr(p, ',');
+                size_t n2 = (NULL == end) ? strlen(p) : (size_t) (end - p);
+                if (n2 == len && 0 == strncmp(p, RSHM_NAME, len)) {
+                    return 1;
+                }
+                p = (NULL == end) ? NULL : end + 1;
+            }
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A client at its handshake, a server per connecting client: the highest bid wins. A client
+ * bids only if it could attach to the store its server announced (RSHM_STORE); otherwise
+ * (no store, an unknown format, no permission) it declines and gds/hash serves the job. */
+static pmix_status_t rshm_assign_module(pmix_info_t *info, size_t ninfo, int *priority)
+{
+    int asked = named(info, ninfo);
+    pmix_output_verbose(2, pmix_gds_base_output, "gds:rshm: assign_module in a %s, named %d",
+                        is_server() ? "server" : (is_plain_client() ? "client" : "tool"), asked);
+    if (0 == asked) {
+        return PMIX_ERROR;
+    }
+    if (is_plain_client()) {
+        pmix_status_t rc = PMIX_SUCCESS;
+        pthread_mutex_lock(&lock);
+        if (!client_attached) {
+            if (NULL == getenv("RSHM_STORE")) {
+                rc = PMIX_ERR_NOT_AVAILABLE;
+            } else {
+                rc = rshm_client_attach(NULL, NULL);
+                if (PMIX_SUCCESS == rc || PMIX_ERR_EXISTS == rc) {
+                    client_attached = true;
+                    rc = PMIX_SUCCESS;
+                } else {
+                    log_error("not attached, declining", rc, false);
+                }
+            }
+        }
+        pthread_mutex_unlock(&lock);
+        if (PMIX_SUCCESS != rc) {
+            return rc;
+        }
+    } else if (!is_server()) {
+        /* tools and launchers keep gds/hash */
+        return PMIX_ERR_NOT_AVAILABLE;
+    }
+    *priority = (1 == asked) ? RSHM_NAMED_PRIORITY : RSHM_PRIORITY;
+    return PMIX_SUCCESS;
+}
+
+/* Only ever called on gds/hash in 4.2. */
+static pmix_status_t rshm_cache_job_info(struct pmix_namespace_t *ns, pmix_info_t info[],
+                                         size_t ninfo)
+{
+    PMIX_HIDE_UNUSED_PARAMS(ns, info, ninfo);
+    return PMIX_SUCCESS;
+}
+
+/* Server, once per connecting client: the reply starts with the nspace (PMIX_STRING), then
+ * the store path as a KVAL (the client core re-reads the payload as KVALs into its hash). The
+ * job data itself is in shared memory; the core appends hash's node/app/session arrays. */
+static pmix_status_t rshm_register_job_info(struct pmix_peer_t *pr, pmix_buffer_t *reply)
+{
+    pmix_peer_t *peer = (pmix_peer_t *) pr;
+    pmix_status_t rc;
+    char *ns = peer->nptr->nspace;
+    rshm_server_t *s = server_store();
+
+    PMIX_BFROPS_PACK(rc, peer, reply, &ns, 1, PMIX_STRING);
+    if (PMIX_SUCCESS != rc) {
+        return rc;
+    }
+    if (NULL != s) {
+        pmix_kval_t kv;
+        pmix_value_t val;
+        PMIX_CONSTRUCT(&kv, pmix_kval_t);
+        val.type = PMIX_STRING;
+        val.data.string = (char *) rshm_server_path(s);
+        kv.key = RSHM_STORE_KEY;
+        kv.value = &val;
+        PMIX_BFROPS_PACK(rc, peer, reply, &kv, 1, PMIX_KVAL);
+        /* nothing of kv is ours to free */
+        kv.key = NULL;
+        kv.value = NULL;
+        PMIX_DESTRUCT(&kv);
+    }
+    return rc;
+}
+
+/* Client, when register_job_info's reply arrives: the attach already happened at
+ * assign_module (from RSHM_STORE), and the core reads the KVALs itself. */
+static pmix_status_t rshm_store_job_info(const char *nspace, pmix_buffer_t *buf)
+{
+    PMIX_HIDE_UNUSED_PARAMS(nspace, buf);
+    return PMIX_SUCCESS;
+}
+
+/* Server, at a client's commit (LOCAL/GLOBAL data; REMOTE/GLOBAL goes to hash by the core), and
+ * dmodex replies. Published at once; also kept in the server's hash. */
+static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_t *kv)
+{
+    pmix_gds_base_module_t *hash = hash_module();
+    pmix_status_t rc = PMIX_SUCCESS;
+    rshm_server_t *s;
+
+    if (NULL != hash && NULL != hash->store) {
+        rc = hash->store(proc, scope, kv);
+    }
+    if (!is_server() || NULL == kv || NULL == kv->key || NULL == kv->value
+        || PMIX_INTERNAL == scope || PMIX_CHECK_RESERVED_KEY(kv->key)) {
+        return rc;
+    }
+    s = server_store();
+    if (NULL != s) {
+        pmix_status_t rc2 = rshm_server_store(s, proc, scope, kv->key, kv->value);
+        if (PMIX_SUCCESS != rc2) {
+            log_error("store", rc2, true);
+        }
+    }
+    return rc;
+}
+
+/* store_modex: the data of one fence, gathered per proc, then published as one generation. */
+typedef struct {
+    pmix_namespace_t *nptr;
+    rshm_posted_t *items;
+    pmix_kval_t **kvs;
+    size_t n, cap;
+    pmix_status_t status;
+} modex_batch_t;
+
+static bool local_rank(pmix_namespace_t *nptr, pmix_rank_t rank)
+{
+    pmix_rank_info_t *info;
+    PMIX_LIST_FOREACH (info, &nptr->ranks, pmix_rank_info_t) {
+        if (info->pname.rank == rank) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static pmix_status_t modex_proc(pmix_gds_base_ctx_t ctx, pmix_proc_t *proc,
+                                pmix_gds_modex_key_fmt_t key_fmt, char **kmap,
+                                pmix_buffer_t *pbkt)
+{
+    modex_batch_t *b = (modex_batch_t *) ctx;
+    pmix_status_t rc;
+    /* A local proc's data is in the store already (its commit: LOCAL/GLOBAL); what a fence
+     * brings back of it is REMOTE/GLOBAL, which local peers must not see (5.3). */
+    bool skip = local_rank(b->nptr, proc->rank);
+
+    for (;;) {
+        pmix_kval_t *kv = PMIX_NEW(pmix_kval_t);
+        if (NULL == kv) {
+            return PMIX_ERR_NOMEM;
+        }
+        rc = pmix_gds_base_modex_unpack_kval(key_fmt, pbkt, kmap, kv);
+        if (PMIX_SUCCESS != rc) {
+            PMIX_RELEASE(kv);
+            break;
+        }
+        if (skip || NULL == kv->key || NULL == kv->value || PMIX_CHECK_RESERVED_KEY(kv->key)) {
+            PMIX_RELEASE(kv);
+            continue;
+        }
+        if (b->n == b->cap) {
+            size_t cap = b->cap ? 2 * b->cap : 64;
+            rshm_posted_t *items = realloc(b->items, cap * sizeof(*items));
+            pmix_kval_t **kvs;
+            if (NULL == items) {
+                PMIX_RELEASE(kv);
+                return PMIX_ERR_NOMEM;
+            }
+            b->items = items;
+            kvs = realloc(b->kvs, cap * sizeof(*kvs));
+            if (NULL == kvs) {
+                PMIX_RELEASE(kv);
+                return PMIX_ERR_NOMEM;
+            }
+            b->kvs = kvs;
+            b->cap = cap;
+        }
+        memset(&b->items[b->n], 0, sizeof(rshm_posted_t));
+        PMIX_LOAD_PROCID(&b->items[b->n].proc, proc->nspace, proc->rank);
+        b->items[b->n].scope = PMIX_REMOTE;
+        b->items[b->n].key = kv->key;
+        b->items[b->n].value = kv->value;
+        b->kvs[b->n] = kv;
+        b->n++;
+    }
+    if (PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER == rc) {
+        rc = PMIX_SUCCESS;
+    }
+    return rc;
+}
+
+/* Server, at fence completion with PMIX_COLLECT_DATA when the host returned data. */
+static pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t *buff,
+                                      void *cbdata)
+{
+    pmix_gds_base_module_t *hash = hash_module();
+    pmix_namespace_t *nptr = (pmix_namespace_t *) ns;
+    modex_batch_t b = {.nptr = nptr, .status = PMIX_SUCCESS};
+    rshm_server_t *s = server_store();
+    char *start = buff->unpack_ptr;
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    if (NULL != s) {
+        rc = pmix_gds_base_store_modex(ns, buff, &b, modex_proc, cbdata);
+        if (PMIX_SUCCESS == rc && 0 < b.n) {
+            pmix_status_t rc2 = rshm_server_store_fence(s, b.items, b.n);
+            if (PMIX_SUCCESS != rc2) {
+                log_error("store_fence", rc2, true);
+            }
+        }
+        for (size_t i = 0; i < b.n; i++) {
+            PMIX_RELEASE(b.kvs[i]);
+        }
+        free(b.items);
+        free(b.kvs);
+        /* hash reads the same envelope */
+        buff->unpack_ptr = start;
+    }
+    if (NULL != hash && NULL != hash->store_modex) {
+        rc = hash->store_modex(ns, buff, cbdata);
+    }
+    return rc;
+}
+
+static pmix_status_t append(pmix_list_t *kvs, const char *key, pmix_value_t *val)
+{
+    pmix_kval_t *kv = PMIX_NEW(pmix_kval_t);
+    if (NULL == kv) {
+        PMIX_VALUE_RELEASE(val);
+        return PMIX_ERR_NOMEM;
+    }
+    kv->key = strdup(key);
+    kv->value = val;
+    pmix_list_append(kvs, &kv->super);
+    return PMIX_SUCCESS;
+}
+
+/* Client and server. A client answers from shared memory, in the caller's thread, whatever
+ * rshm_gds42_fetch serves; anything else is PMIX_ERR_NOT_FOUND and the core falls back to hash
+ * and its server. A server answers from its own gds/hash, exactly as without rshm. */
+static pmix_status_t rshm_fetch(const pmix_proc_t *proc, pmix_scope_t scope, bool copy,
+                                const char *key, pmix_info_t info[], size_t ninfo,
+                                pmix_list_t *kvs)
+{
+    pmix_value_t *val = NULL;
+    pmix_status_t rc;
+
+    if (!client_attached) {
+        pmix_gds_base_module_t *hash = hash_module();
+        if (is_server() && NULL != hash && NULL != hash->fetch) {
+            return hash->fetch(proc, scope, copy, key, info, ninfo, kvs);
+        }
+        return PMIX_ERR_NOT_FOUND;
+    }
+    if (NULL == key || NULL == proc) {
+        /* all keys of a rank: the store does not enumerate; hash does */
+        return PMIX_ERR_NOT_FOUND;
+    }
+    rc = rshm_gds42_fetch(proc, key, info, ninfo, &val);
+    if (PMIX_SUCCESS != rc || NULL == val) {
+        __atomic_fetch_add(&passed, 1, __ATOMIC_RELAXED);
+        return PMIX_ERR_NOT_FOUND;
+    }
+    __atomic_fetch_add(&answered, 1, __ATOMIC_RELAXED);
+    return append(kvs, key, val);
+}
+
+/* Namespaces whose registration the store refused: their clients are not told about the store
+ * (setup_fork), so they decline rshm and run on gds/hash. Guarded by `lock`. */
+typedef struct failed_ns {
+    struct failed_ns *next;
+    char nspace[PMIX_MAX_NSLEN + 1];
+} failed_ns_t;
+static failed_ns_t *failed = NULL;
+
+static bool nspace_failed(const char *nspace)
+{
+    bool found = false;
+    pthread_mutex_lock(&lock);
+    for (failed_ns_t *f = failed; NULL != f; f = f->next) {
+        if (PMIX_CHECK_NSPACE(f->nspace, nspace)) {
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+static void set_nspace_failed(const char *nspace, bool fail)
+{
+    failed_ns_t **pp;
+    pthread_mutex_lock(&lock);
+    for (pp = &failed; NULL != *pp; pp = &(*pp)->next) {
+        if (PMIX_CHECK_NSPACE((*pp)->nspace, nspace)) {
+            if (!fail) {
+                failed_ns_t *gone = *pp;
+                *pp = gone->next;
+                free(gone);
+            }
+            pthread_mutex_unlock(&lock);
+            return;
+        }
+    }
+    if (fail) {
+        failed_ns_t *f = calloc(1, sizeof(*f));
+        if (NULL != f) {
+            pmix_strncpy(f->nspace, nspace, PMIX_MAX_NSLEN);
+            f->next = failed;
+            failed = f;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* A shallow copy of a registration array without PMIX_STRING values whose string is NULL (Open
+ * MPI 4.1 registers PMIX_CPUSET so for unbound processes; the store has no NULL string, and
+ * libpmix answers those keys from hash as before). Nested info arrays are copied the same way;
+ * free with free_filtered. Returns NULL (and *out_n 0) for an empty result or no memory. */
+static pmix_info_t *filter_infos(const pmix_info_t *info, size_t ninfo, size_t *out_n, bool *nomem)
+{
+    pmix_info_t *out = NULL;
+    size_t n = 0;
+    *out_n = 0;
+    if (0 == ninfo || NULL == info) {
+        return NULL;
+    }
+    out = calloc(ninfo, sizeof(pmix_info_t));
+    if (NULL == out) {
+        *nomem = true;
+        return NULL;
+    }
+    for (size_t i = 0; i < ninfo; i++) {
+        const pmix_value_t *v = &info[i].value;
+        if (PMIX_STRING == v->type && NULL == v->data.string) {
+            continue;
+        }
+        memcpy(&out[n], &info[i], sizeof(pmix_info_t));
+        if (PMIX_DATA_ARRAY == v->type && NULL != v->data.darray
+            && PMIX_INFO == v->data.darray->type) {
+            pmix_data_array_t *da = calloc(1, sizeof(*da));
+            size_t m = 0;
+            if (NULL == da) {
+                *nomem = true;
+                out[n].value.type = PMIX_UNDEF; /* nothing of ours to free in it */
+                break;
+            }
+            da->type = PMIX_INFO;
+            da->array = filter_infos((const pmix_info_t *) v->data.darray->array,
+                                     v->data.darray->size, &m, nomem);
+            da->size = m;
+            out[n].value.data.darray = da;
+        }
+        n++;
+    }
+    *out_n = n;
+    return out;
+}
+
+static void free_filtered(pmix_info_t *info, size_t ninfo)
+{
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_DATA_ARRAY == info[i].value.type && NULL != info[i].value.data.darray
+            && PMIX_INFO == info[i].value.data.darray->type) {
+            free_filtered((pmix_info_t *) info[i].value.data.darray->array,
+                          info[i].value.data.darray->size);
+            free(info[i].value.data.darray);
+        }
+    }
+    free(info);
+}
+
+/* Server, in the host's thread, for every child: RSHM_STORE, RSHM_NSPACE, RSHM_RANK. */
+static pmix_status_t rshm_setup_fork(const pmix_proc_t *proc, char ***env)
+{
+    rshm_server_t *s = server_store();
+    pmix_status_t rc;
+    if (NULL == s || nspace_failed(proc->nspace)) {
+        return PMIX_SUCCESS;
+    }
+    rc = rshm_server_setup_fork(s, proc, env);
+    if (PMIX_SUCCESS != rc) {
+        log_error("setup_fork", rc, true);
+    }
+    return PMIX_SUCCESS;
+}
+
+/* Server, at PMIx_server_register_nspace (progress thread), with the registration array. */
+static pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, pmix_info_t info[],
+                                     size_t ninfo)
+{
+    rshm_server_t *s;
+    pmix_status_t rc;
+    if (!is_server()) {
+        return PMIX_SUCCESS;
+    }
+    s = server_store();
+    if (NULL == s) {
+        return PMIX_SUCCESS;
+    }
+    {
+        size_t n = 0;
+        bool nomem = false;
+        pmix_info_t *copy = filter_infos(info, ninfo, &n, &nomem);
+        rc = nomem ? PMIX_ERR_NOMEM : rshm_server_register_nspace(s, nspace, (int) nlocalprocs, copy, n);
+        if (NULL != copy) {
+            free_filtered(copy, n);
+        }
+    }
+    /* A refused registration: its clients are not told about the store (setup_fork), so they
+     * decline rshm and the job runs on gds/hash. */
+    set_nspace_failed(nspace, PMIX_SUCCESS != rc);
+    if (PMIX_SUCCESS != rc) {
+        log_error("register_nspace (its clients will use hash)", rc, true);
+    }
+    return PMIX_SUCCESS;
+}
+
+/* Every active module at deregister; a client at disconnect. */
+static pmix_status_t rshm_del_nspace(const char *nspace)
+{
+    if (is_server() && NULL != server) {
+        rshm_server_deregister_nspace(server, nspace);
+        set_nspace_failed(nspace, false);
+    }
+    return PMIX_SUCCESS;
+}
+
+/* Server packing a GET reply for a client of ours: hash's format, as without rshm. */
+static pmix_status_t rshm_assemb_kvs_req(const pmix_proc_t *proc, pmix_list_t *kvs,
+                                         pmix_buffer_t *buf, void *cbdata)
+{
+    pmix_gds_base_module_t *hash = hash_module();
+    if (NULL != hash && NULL != hash->assemb_kvs_req) {
+        return hash->assemb_kvs_req(proc, kvs, buf, cbdata);
+    }
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* Client side it is only ever called on hash in 4.2; pass on anyway. */
+static pmix_status_t rshm_accept_kvs_resp(pmix_buffer_t *buf)
+{
+    pmix_gds_base_module_t *hash = hash_module();
+    if (NULL != hash && NULL != hash->accept_kvs_resp) {
+        return hash->accept_kvs_resp(buf);
+    }
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* Always resolved to hash by the core in 4.2; pass on anyway. */
+static pmix_status_t rshm_fetch_arrays(struct pmix_peer_t *pr, pmix_buffer_t *reply)
+{
+    pmix_gds_base_module_t *hash = hash_module();
+    if (NULL != hash && NULL != hash->fetch_arrays) {
+        return hash->fetch_arrays(pr, reply);
+    }
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_gds_base_module_t rshm_module = {
+    .name = RSHM_NAME,
+    .is_tsafe = true,
+    .init = rshm_init,
+    .finalize = rshm_finalize,
+    .assign_module = rshm_assign_module,
+    .cache_job_info = rshm_cache_job_info,
+    .register_job_info = rshm_register_job_info,
+    .store_job_info = rshm_store_job_info,
+    .store = rshm_store,
+    .store_modex = rshm_store_modex,
+    .fetch = rshm_fetch,
+    .setup_fork = rshm_setup_fork,
+    .add_nspace = rshm_add_nspace,
+    .del_nspace = rshm_del_nspace,
+    .assemb_kvs_req = rshm_assemb_kvs_req,
+    .accept_kvs_resp = rshm_accept_kvs_resp,
+    .fetch_arrays = rshm_fetch_arrays,
+};
+
+/* ---- component ------------------------------------------------------------------------- */
+
+static int component_query(pmix_mca_base_module_t **module, int *priority)
+{
+    *priority = RSHM_PRIORITY;
+    *module = (pmix_mca_base_module_t *) &rshm_module;
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_gds_base_component_t pmix_mca_gds_rshm_component = {
+    .base = {
+        PMIX_GDS_BASE_VERSION_1_0_0,
+        .pmix_mca_component_name = RSHM_NAME,
+        PMIX_MCA_BASE_MAKE_VERSION(component, PMIX_MAJOR_VERSION, PMIX_MINOR_VERSION,
+                                   PMIX_RELEASE_VERSION),
+        .pmix_mca_query_component = component_query,
+    },
+    .data = {
+        .param_field = PMIX_MCA_BASE_METADATA_PARAM_CHECKPOINT,
+    },
+    .priority = RSHM_PRIORITY,
+};
