@@ -20,6 +20,9 @@ make -s -C tools/pmix-host check
 step "benches compile and run once"
 cargo bench -q -p rshm-benches -- --test
 
+step "scale harness, quick (M = 1k, 10k; prints numbers, checks answers)"
+cargo run --release -q -p rshm-benches --bin scale -- --quick
+
 step "unit, integration and multi-process tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

@@ -1,6 +1,6 @@
 //! Shared fixtures of the benchmarks (benches/benches/) and profiling examples (examples/).
 
-use gds::modex::{Posted, Scope};
+use gds::modex::{FenceBatch, Posted, Scope};
 use gds::{part, StoreOptions, TableBuilder, Value, Writer};
 
 pub use gds::jobdata::synthetic::{host, registration};
@@ -43,4 +43,17 @@ pub fn cards(n: u32, bytes: usize) -> Posted {
         p.put(rank, Scope::Global, "btl.tcp.card", &card).unwrap();
     }
     p
+}
+
+/// The same fence as [`cards`] as a fence batch (`modex::FenceBatch`): what a server fills
+/// from a collecting fence's data, in rank order.
+pub fn card_batch(n: u32, bytes: usize) -> FenceBatch {
+    let mut b = FenceBatch::with_capacity(n as usize, n as usize * bytes);
+    let mut card = vec![0u8; bytes];
+    for rank in 0..n {
+        card.fill(rank as u8);
+        b.put_bytes(rank, Scope::Global, "btl.tcp.card", &card)
+            .unwrap();
+    }
+    b
 }
