@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gds::jobdata::{self, keys, Resources};
-use gds::modex::{Posted, Scope};
+use gds::modex::{FenceBatch, Posted, Scope};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
 /// The environment a client needs to attach (setup_fork).
@@ -180,15 +180,22 @@ impl Server {
             scopes.push(Scope::from_raw(v.scope)?);
             v.value.check()?;
         }
-        let mut touched: Vec<&str> = Vec::new();
+        // One fence batch per namespace, in the order the namespaces first appear: a fence
+        // delivers every rank's values in rank order, which the batch merges without sorting.
+        let mut batches: Vec<(&str, FenceBatch)> = Vec::new();
         for (v, scope) in values.iter().zip(scopes) {
-            self.posted
-                .entry(v.nspace.clone())
-                .or_default()
-                .put(v.rank, scope, &v.key, &v.value)?;
-            if !touched.contains(&v.nspace.as_str()) {
-                touched.push(&v.nspace);
-            }
+            let i = match batches.iter().position(|(ns, _)| *ns == v.nspace) {
+                Some(i) => i,
+                None => {
+                    batches.push((&v.nspace, FenceBatch::new()));
+                    batches.len() - 1
+                }
+            };
+            batches[i].1.put(v.rank, scope, &v.key, &v.value)?;
+        }
+        let touched: Vec<&str> = batches.iter().map(|(ns, _)| *ns).collect();
+        for (ns, batch) in batches {
+            self.posted.entry(ns.to_owned()).or_default().apply(batch)?;
         }
         let mut tx = self.writer.begin();
         for ns in touched {
