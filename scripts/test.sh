@@ -23,6 +23,9 @@ cargo bench -q -p rshm-benches -- --test
 step "scale harness, quick (M = 1k, 10k; prints numbers, checks answers)"
 cargo run --release -q -p rshm-benches --bin scale -- --quick
 
+step "MPI jobs on each gds, smoke (2 ranks, 1 round; checks every answer)"
+bash component/bench/mpi-bench.sh 2 1 64
+
 step "unit, integration and multi-process tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
