@@ -273,7 +273,7 @@ fn table(cells: &[Cell]) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "{:>5} {:<19} {:>9} {:>19} {:>19} {:>19} {:>19} {:>9} {:>10} {:>10}",
+        "{:>5} {:<22} {:>9} {:>19} {:>19} {:>19} {:>19} {:>9} {:>10} {:>10}",
         "M",
         "column",
         "register",
@@ -286,7 +286,7 @@ fn table(cells: &[Cell]) -> String {
         "private"
     );
     for c in cells {
-        let head = format!("{:>5} {:<19}", fmt_m(c.m), c.col.label());
+        let head = format!("{:>5} {:<22}", fmt_m(c.m), c.col.label());
         match &c.result {
             Err(e) => {
                 let _ = writeln!(t, "{head} {e}");
@@ -330,7 +330,12 @@ fn ratios(cells: &[Cell], ms: &[u32]) -> String {
     for &m in ms {
         for base in [Col::Hash, Col::Ds21] {
             let Some(b) = find(m, base) else { continue };
-            for r in [Col::Direct, Col::Preload, Col::Component] {
+            for r in [
+                Col::Direct,
+                Col::Preload,
+                Col::Component,
+                Col::ComponentPreload,
+            ] {
                 let Some(x) = find(m, r) else { continue };
                 let q = |a: Option<f64>, d: Option<f64>| match (a, d) {
                     (Some(a), Some(d)) if d > 0.0 => format!("{:.1}x", a / d),
@@ -661,13 +666,13 @@ fn main() {
     notes.push(
         "Get p50/p99: per client, n Gets (+ PMIX_VALUE_RELEASE) timed in batches of 32, the 50th/99th percentile batch mean; the table shows the median over clients".into(),
     );
-    notes.push("register: rshm columns (direct, preload) = rshm_server_register_nspace of the same info array; the component and OpenPMIx columns = PMIx_server_register_nspace (call to callback)".into());
+    notes.push("register: rshm columns (direct, preload) = rshm_server_register_nspace of the same info array; the component columns (with and without preload) and OpenPMIx columns = PMIx_server_register_nspace (call to callback)".into());
     notes.push("init+1st: PMIx_Init (direct: rshm_client_attach) + the first Get (PMIX_JOB_SIZE), median and slowest client (ds21: the first clients wait until the server has filled the store); private = RssAnon of each client at the end (median); shared = allocated bytes of the store files (rshm store + libpmix's files in the server tmpdir)".into());
     // the work list
     let mut todo: Vec<(u32, Col, Option<String>)> = Vec::new();
     for &m in &a.ms {
         for &col in &a.cols {
-            let skip = if col == Col::Component && tools.component_dir.is_none() {
+            let skip = if col.needs_component() && tools.component_dir.is_none() {
                 Some("skipped: no pmix_mca_gds_rshm.so".to_string())
             } else if col.needs_libpmix_clients() && m > a.pmix_max_m {
                 Some(format!("skipped: M > --pmix-max-m {}", a.pmix_max_m))
@@ -714,7 +719,7 @@ fn main() {
         };
         let la = loadavg();
         eprintln!(
-            "[{k}/{total}] M={} {:<19} {} clients ... (load {la})",
+            "[{k}/{total}] M={} {:<22} {} clients ... (load {la})",
             fmt_m(m),
             col.label(),
             a.clients

@@ -20,6 +20,9 @@ pub enum Col {
     Component,
     /// LD_PRELOAD=librshm_preload.so over libpmix's default gds (ds21): PMIx_Get.
     Preload,
+    /// The component's job with every client preloaded: libpmix serves the job through
+    /// rshm, and PMIx_Get of job data and fenced cards is answered in the caller's thread.
+    ComponentPreload,
     /// OpenPMIx 4.2.2, PMIX_MCA_gds=hash.
     Hash,
     /// OpenPMIx 4.2.2, PMIX_MCA_gds=ds21,hash.
@@ -27,10 +30,11 @@ pub enum Col {
 }
 
 impl Col {
-    pub const ALL: [Col; 5] = [
+    pub const ALL: [Col; 6] = [
         Col::Direct,
         Col::Component,
         Col::Preload,
+        Col::ComponentPreload,
         Col::Hash,
         Col::Ds21,
     ];
@@ -41,6 +45,7 @@ impl Col {
             Col::Direct => "rshm-direct",
             Col::Component => "rshm-component",
             Col::Preload => "rshm-preload",
+            Col::ComponentPreload => "rshm-component-preload",
             Col::Hash => "pmix-hash",
             Col::Ds21 => "pmix-ds21",
         }
@@ -52,6 +57,7 @@ impl Col {
             Col::Direct => "rshm direct Get",
             Col::Component => "rshm gds component",
             Col::Preload => "rshm preloaded Get",
+            Col::ComponentPreload => "rshm component+preload",
             Col::Hash => "OpenPMIx hash",
             Col::Ds21 => "OpenPMIx ds21",
         }
@@ -62,6 +68,7 @@ impl Col {
             Col::Direct => "#d62728",
             Col::Component => "#9467bd",
             Col::Preload => "#ff7f0e",
+            Col::ComponentPreload => "#8c564b",
             Col::Hash => "#1f77b4",
             Col::Ds21 => "#2ca02c",
         }
@@ -74,7 +81,12 @@ impl Col {
 
     /// Gets answered by rshm's own code in the caller's thread (many calls are cheap).
     fn fast_gets(self) -> bool {
-        matches!(self, Col::Direct | Col::Preload)
+        matches!(self, Col::Direct | Col::Preload | Col::ComponentPreload)
+    }
+
+    /// Runs libpmix with pmix_mca_gds_rshm.so.
+    pub fn needs_component(self) -> bool {
+        matches!(self, Col::Component | Col::ComponentPreload)
     }
 }
 
@@ -248,7 +260,7 @@ pub fn run(
                 corpus_path.display()
             )
         }
-        Col::Component => {
+        Col::Component | Col::ComponentPreload => {
             let dir = tools
                 .component_dir
                 .as_ref()
@@ -258,6 +270,9 @@ pub fn run(
             cmd.env("PMIX_MCA_gds", "rshm,hash")
                 .env("PMIX_MCA_mca_base_component_path", dir)
                 .env("RSHM_GDS_STATS", &stats_dir);
+            if col == Col::ComponentPreload {
+                cmd.env("LD_PRELOAD", &tools.preload_so);
+            }
             format!("{} {}", client.display(), corpus_path.display())
         }
         Col::Preload => {
@@ -342,7 +357,7 @@ pub fn run(
     }
     let mut o = parse(col, &out, &err, plan)?;
     o.wall_s = wall_s;
-    if col == Col::Component {
+    if col.needs_component() {
         let (mut a, mut p) = (0u64, 0u64);
         for e in std::fs::read_dir(&stats_dir)
             .into_iter()
