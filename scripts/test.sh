@@ -11,8 +11,8 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -q -- -D warnings
 
 step "loom models (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:=3})"
-RUSTFLAGS="--cfg gds_loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS \
-  cargo test -q -p loom-tests --release
+RUSTFLAGS="--cfg gds_loom --cfg crossbeam_loom" CARGO_TARGET_DIR=target/loom \
+  LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS cargo test -q -p loom-tests --release
 
 step "OpenPMIx host program against Debian's libpmix"
 make -s -C tools/pmix-host check

@@ -10,7 +10,7 @@
 //! - [`protocol`]: the ordering-relevant atomic steps (what loom checks).
 //! - [`sync`]: the only place atomics come from (`--cfg gds_loom` switches to loom).
 //! - `raw`: the only `unsafe` code: mappings, atomics in mapped bytes, unchecked archive access,
-//!   epoch-protected snapshots.
+//!   epoch-protected snapshots (the only part built under `gds_loom`).
 //! - `dir`: the store directory: naming, safe creation, ownership, sweeping dead stores.
 //! - `table`, `root`: encoding and lookup of the two immutable segment kinds.
 //! - `writer`, `reader`: the public store API.
@@ -33,7 +33,6 @@ mod bytes;
 pub mod check;
 #[cfg(not(gds_loom))]
 mod dir;
-#[cfg(not(gds_loom))]
 mod raw;
 #[cfg(not(gds_loom))]
 mod reader;
@@ -49,6 +48,10 @@ mod writer;
 pub use error::{Error, Result};
 pub use layout::Realm;
 pub use value::{ArchivedValue, DataArray, Info, Value};
+
+/// The client's snapshot pointer (C1/C2), public only for loom-tests' models.
+#[cfg(gds_loom)]
+pub use raw::SnapshotCell;
 
 #[cfg(not(gds_loom))]
 pub use dir::{default_base_dir, sweep_dead_stores, Ownership, SweepReport};

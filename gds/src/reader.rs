@@ -21,6 +21,7 @@ use crate::protocol;
 use crate::raw::{atomic_u64, RoMap, SnapshotCell};
 use crate::root::RootView;
 use crate::segment::{self, root_name, table_name, ANCHOR_NAME};
+use crate::sync::epoch;
 use crate::table::TableView;
 use crate::valueref::ValueRef;
 
@@ -32,7 +33,7 @@ pub const ENV_STORE: &str = "RSHM_STORE";
 const STALE_RETRIES: usize = 64;
 
 /// A pinned thread: values borrowed through it stay valid until it is dropped.
-pub struct Pin(crossbeam_epoch::Guard);
+pub struct Pin(epoch::Guard);
 
 /// One generation of the store as this process sees it.
 /// How many (namespace, part) lookups a snapshot remembers.
@@ -215,7 +216,7 @@ impl Reader {
     /// Pin the calling thread. Hold the pin across many gets; values borrowed through it stay
     /// mapped until it is dropped, even if the store moves on.
     pub fn pin(&self) -> Pin {
-        Pin(crossbeam_epoch::pin())
+        Pin(epoch::pin())
     }
 
     fn published_gen(&self) -> u64 {

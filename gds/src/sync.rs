@@ -4,8 +4,19 @@
 //! Only [`crate::protocol`] and the `raw` module (which casts mapped bytes to these types) use
 //! them. Loom atomics cannot live in mapped bytes, so under `gds_loom` the mapping code is not
 //! built and the protocol is exercised on heap-allocated words instead.
+//!
+//! The epoch scheme that retires a client's old snapshots (steps C1/C2, `raw::SnapshotCell`)
+//! comes from here too: [`epoch`] is crossbeam-epoch, which runs on loom's atomics when built
+//! with its own cfg, `crossbeam_loom`. `--cfg gds_loom` therefore needs `--cfg crossbeam_loom`
+//! beside it, so that the loom models check the epoch code the store really runs.
 
 #![forbid(unsafe_code)]
+
+#[cfg(all(gds_loom, not(crossbeam_loom)))]
+compile_error!(
+    "--cfg gds_loom needs --cfg crossbeam_loom as well (RUSTFLAGS=\"--cfg gds_loom --cfg \
+     crossbeam_loom\"): without it crossbeam-epoch orders memory outside loom's view"
+);
 
 #[cfg(gds_loom)]
 pub use loom::sync::atomic::{AtomicU32, AtomicU64};
@@ -14,3 +25,6 @@ pub use loom::sync::atomic::{AtomicU32, AtomicU64};
 pub use core::sync::atomic::{AtomicU32, AtomicU64};
 
 pub use core::sync::atomic::Ordering;
+
+/// Epoch-based reclamation (crossbeam-epoch): pins, guards and deferred destruction.
+pub use crossbeam_epoch as epoch;

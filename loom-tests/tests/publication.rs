@@ -3,8 +3,8 @@
 //! Segment bytes are modelled with loom's `UnsafeCell`, so a read that is not ordered after the
 //! write is reported as a data race (or reads the wrong value).
 //!
-//! Run: `RUSTFLAGS="--cfg gds_loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \
-//!       cargo test -p loom-tests --release`
+//! Run: `RUSTFLAGS="--cfg gds_loom --cfg crossbeam_loom" CARGO_TARGET_DIR=target/loom \
+//!       LOOM_MAX_PREEMPTIONS=3 cargo test -p loom-tests --release`
 
 #![cfg(gds_loom)]
 

@@ -1,0 +1,96 @@
+//! A snapshot pointer that readers load lock-free while one thread replaces it; a replaced
+//! snapshot is dropped only after every thread that could still see it has unpinned
+//! (crossbeam-epoch). Protocol steps C1/C2 of docs/protocol.md.
+//!
+//! The epoch scheme and the atomics come from [`crate::sync`], so under `--cfg gds_loom` this
+//! code runs unchanged on loom (loom-tests/tests/retirement.rs).
+
+use crate::sync::epoch::{Atomic, Guard, Owned};
+use crate::sync::Ordering;
+
+/// C2's ordering: pairs with [`SWAP`], so a reader sees the snapshot it loads complete.
+const LOAD: Ordering = Ordering::Acquire;
+/// C1's ordering: Release publishes the new snapshot (and everything it owns) to C2's Acquire.
+const SWAP: Ordering = Ordering::AcqRel;
+
+/// A snapshot pointer: see the module docs.
+pub struct SnapshotCell<T: Send + Sync + 'static> {
+    ptr: Atomic<T>,
+}
+
+impl<T: Send + Sync + 'static> SnapshotCell<T> {
+    pub fn new(value: T) -> Self {
+        SnapshotCell {
+            ptr: Atomic::new(value),
+        }
+    }
+
+    /// C2 (reader): the current snapshot, valid while `guard` is pinned.
+    pub fn load<'g>(&self, guard: &'g Guard) -> &'g T {
+        // SAFETY: LOAD is the ordering C2 needs (Acquire, pairing with SWAP's Release).
+        unsafe { self.load_ordered(LOAD, guard) }
+    }
+
+    /// C1 (the thread moving to a newer generation): publish `value` and retire the old one.
+    pub fn replace(&self, value: T, guard: &Guard) {
+        // SAFETY: SWAP is the ordering C1 needs (Release, pairing with LOAD's Acquire).
+        unsafe { self.replace_ordered(value, SWAP, guard) }
+    }
+
+    /// C2 with the load ordering `order`.
+    ///
+    /// # Safety
+    /// `order` must be Acquire or stronger: with a weaker one, the snapshot's contents may be
+    /// read before the replacing thread's writes to them are visible (a data race).
+    unsafe fn load_ordered<'g>(&self, order: Ordering, guard: &'g Guard) -> &'g T {
+        let shared = self.ptr.load(order, guard);
+        // SAFETY: the pointer is never null (set in `new`, replaced only by non-null values) and
+        // the pointee is destroyed only through `defer_destroy` after every guard pinned when it
+        // was unlinked has been dropped, so it outlives `'g`. The caller guarantees `order`
+        // makes the pointee's initialization visible.
+        unsafe { shared.deref() }
+    }
+
+    /// C1 with the swap ordering `order`.
+    ///
+    /// # Safety
+    /// `order` must be Release or stronger, for the reason given on `load_ordered`.
+    unsafe fn replace_ordered(&self, value: T, order: Ordering, guard: &Guard) {
+        let old = self.ptr.swap(Owned::new(value), order, guard);
+        // SAFETY: `old` is now unreachable from `self`; threads that loaded it before the swap
+        // hold guards, and crossbeam-epoch runs the destructor only after they are all unpinned.
+        unsafe { guard.defer_destroy(old) };
+    }
+
+    /// Loom's broken twins only: [`SnapshotCell::load`] with the ordering `order`.
+    ///
+    /// # Safety
+    /// As for `load_ordered`: a load weaker than Acquire is a data race, which is what the
+    /// twins that call this exist to show loom catching.
+    #[cfg(gds_loom)]
+    pub unsafe fn load_with_ordering<'g>(&self, order: Ordering, guard: &'g Guard) -> &'g T {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.load_ordered(order, guard) }
+    }
+
+    /// Loom's broken twins only: [`SnapshotCell::replace`] with the ordering `order`.
+    ///
+    /// # Safety
+    /// As for `replace_ordered`.
+    #[cfg(gds_loom)]
+    pub unsafe fn replace_with_ordering(&self, value: T, order: Ordering, guard: &Guard) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.replace_ordered(value, order, guard) }
+    }
+}
+
+impl<T: Send + Sync + 'static> Drop for SnapshotCell<T> {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self` means no thread can load the pointer any more, and no guard
+        // obtained through `load` outlives the cell's borrow; the pointer is non-null and owned.
+        unsafe {
+            let guard = crate::sync::epoch::unprotected();
+            drop(self.ptr.load(Ordering::Relaxed, guard).into_owned());
+        }
+    }
+}
