@@ -8,7 +8,7 @@ use core::ffi::{c_char, c_int};
 use std::ffi::CString;
 use std::sync::Mutex;
 
-use abi::c::{c_str, proc_ref, read_infos, read_value};
+use abi::c::{c_str, proc_ref, read_infos, read_value, reg_infos};
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
 use abi::{ffi_call, AbiError};
 
@@ -132,10 +132,10 @@ pub unsafe extern "C" fn rshm_server_register_nspace(
             (
                 handle(s)?,
                 c_str(nspace, NSPACE_BUF - 1)?,
-                read_infos(info, ninfo)?,
+                reg_infos(info, ninfo)?,
             )
         };
-        lock(h)?.register_nspace(ns, nlocalprocs, &infos)?;
+        lock(h)?.register_nspace(ns, nlocalprocs, infos)?;
         Ok(())
     })
 }

@@ -388,6 +388,175 @@ pub unsafe fn read_infos(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>, A
     Ok(out)
 }
 
+/// A `pmix_info_t` of a caller's array that [`reg_infos`] validated: a registration reads it in
+/// place ([`gds::jobdata::RegInfo`]), so a million proc arrays cost no conversion into
+/// [`Info`] trees (keys, strings and array elements are borrowed; scalars are read as they are
+/// stored). Only [`reg_infos`] makes one (the field is private).
+#[repr(transparent)]
+pub struct CInfo(pmix_info_t);
+
+/// A registration array (`PMIx_server_register_nspace`) validated in one walk, with the same
+/// checks and errors as [`read_infos`] (keys, strings, type codes, pointers, nesting), and
+/// nothing allocated for info arrays, keys or strings; then viewed as [`CInfo`]s.
+///
+/// # Safety
+/// As [`read_infos`], and the array (with everything it points to) outlives `'a` unchanged.
+pub unsafe fn reg_infos<'a>(p: *const pmix_info_t, n: usize) -> Result<&'a [CInfo], AbiError> {
+    // SAFETY: forwarded caller promise.
+    let infos = unsafe { c_slice(p, n) }?;
+    for info in infos {
+        // SAFETY: the element is readable (caller).
+        unsafe { check_info(info, 0, false) }?;
+    }
+    // SAFETY: CInfo is a transparent wrapper of pmix_info_t (same size, alignment and layout),
+    // and every element was just validated; the lifetime is the caller's promise.
+    Ok(unsafe { core::slice::from_raw_parts(infos.as_ptr().cast::<CInfo>(), infos.len()) })
+}
+
+/// Validate an info (its key; its value at `depth`, as [`read_value`] counts it).
+///
+/// # Safety
+/// `info`'s value obeys its type's layout (caller's promise, as for [`read_value`]).
+unsafe fn check_info(info: &pmix_info_t, depth: usize, in_array: bool) -> Result<(), AbiError> {
+    let key = fixed_str(&info.key)?;
+    if in_array && (key.is_empty() || key.len() > gds::layout::MAX_KEY_LEN) {
+        return Err(bad(format!("info key of {} bytes (1..=511)", key.len())));
+    }
+    let v = &info.value;
+    // SAFETY: the union member read is the one `type_` names (caller's promise).
+    unsafe {
+        let data = ptr::addr_of!(v.data).cast::<u8>();
+        match v.type_ {
+            t::DATA_ARRAY => {
+                let da = ptr::read(data.cast::<*const pmix_data_array_t>());
+                if da.is_null() {
+                    return Err(bad(format!("NULL pointer in a value of type {}", v.type_)));
+                }
+                if (*da).type_ != t::INFO {
+                    return read_value(v, depth).map(drop);
+                }
+                if depth > MAX_DEPTH {
+                    return Err(bad("values nested too deeply (a cycle?)"));
+                }
+                let da = &*da;
+                if da.size > 0 && da.array.is_null() {
+                    return Err(bad("data array with a size and no elements"));
+                }
+                for item in c_slice(da.array.cast::<pmix_info_t>().cast_const(), da.size)? {
+                    if depth + 1 > MAX_DEPTH {
+                        return Err(bad("values nested too deeply (a cycle?)"));
+                    }
+                    check_info(item, depth + 2, true)?;
+                }
+                Ok(())
+            }
+            // Strings are checked where they lie (no copy).
+            t::STRING => c_str(ptr::read(data.cast::<*const c_char>()), 1 << 30).map(drop),
+            _ => read_value(v, depth).map(drop),
+        }
+    }
+}
+
+fn store_error(e: AbiError) -> gds::Error {
+    match e {
+        AbiError::Store(e) => e,
+        other => gds::Error::InvalidArgument(other.to_string()),
+    }
+}
+
+impl CInfo {
+    /// The value's inline union bytes.
+    fn data(&self) -> *const u8 {
+        ptr::addr_of!(self.0.value.data).cast::<u8>()
+    }
+
+    /// The byte object of a byte-object-like value.
+    fn bytes(&self) -> Option<&[u8]> {
+        if !matches!(self.0.value.type_, t::REGEX | t::BYTE_OBJECT) {
+            return None;
+        }
+        // SAFETY: the value is a byte object (its type says so) that `reg_infos` validated: its
+        // bytes are readable for its size, or it is empty.
+        unsafe {
+            let bo = ptr::read(self.data().cast::<pmix_byte_object_t>());
+            if bo.size == 0 {
+                return Some(&[]);
+            }
+            Some(core::slice::from_raw_parts(bo.bytes.cast::<u8>(), bo.size))
+        }
+    }
+}
+
+impl gds::jobdata::RegInfo for CInfo {
+    type Elems<'a> = core::slice::Iter<'a, CInfo>;
+
+    fn key(&self) -> &str {
+        // Validated by `reg_infos`: never the fallback.
+        fixed_str(&self.0.key).unwrap_or("")
+    }
+
+    fn infos(&self) -> Option<Self::Elems<'_>> {
+        if self.0.value.type_ != t::DATA_ARRAY {
+            return None;
+        }
+        // SAFETY: `reg_infos` validated this data array: its pointer is non-NULL, and when its
+        // elements are PMIX_INFO they were validated too (array non-NULL unless empty).
+        unsafe {
+            let da = &*ptr::read(self.data().cast::<*const pmix_data_array_t>());
+            if da.type_ != t::INFO {
+                return None;
+            }
+            if da.size == 0 {
+                return Some([].iter());
+            }
+            Some(core::slice::from_raw_parts(da.array.cast::<CInfo>().cast_const(), da.size).iter())
+        }
+    }
+
+    fn string(&self) -> Option<&str> {
+        if self.0.value.type_ != t::STRING {
+            return None;
+        }
+        // SAFETY: a PMIX_STRING value that `reg_infos` found NUL-terminated and UTF-8.
+        unsafe { c_str(ptr::read(self.data().cast::<*const c_char>()), 1 << 30) }.ok()
+    }
+
+    fn text(&self) -> Option<&str> {
+        match self.bytes() {
+            Some(b) => gds::jobdata::register::text_of_bytes(b),
+            None => self.string(),
+        }
+    }
+
+    fn number(&self) -> Option<u32> {
+        match self.0.value.type_ {
+            t::UINT32
+            | t::UINT
+            | t::PROC_RANK
+            | t::UINT16
+            | t::UINT8
+            | t::UINT64
+            | t::SIZE
+            | t::INT
+            | t::INT32
+            | t::INT64
+            | t::INT16 => {
+                // SAFETY: an inline scalar (no pointer is followed).
+                let v = unsafe { read_value(&self.0.value, 0) }.ok()?;
+                gds::jobdata::register::number(&v)
+            }
+            _ => None,
+        }
+    }
+
+    fn value(&self) -> gds::Result<std::borrow::Cow<'_, Value>> {
+        // SAFETY: validated by `reg_infos`.
+        unsafe { read_value(&self.0.value, 0) }
+            .map(std::borrow::Cow::Owned)
+            .map_err(store_error)
+    }
+}
+
 /// The info array as a slice, for callers that scan keys without converting (qualifiers).
 ///
 /// # Safety
