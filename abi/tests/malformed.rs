@@ -5,7 +5,9 @@
 use core::ffi::c_char;
 use core::ptr;
 
-use abi::c::{destruct_value, read_infos, read_value, reg_infos, write_value, zeroed_value};
+use abi::c::{
+    check_infos, destruct_value, read_infos, read_value, reg_infos, write_value, zeroed_value,
+};
 use abi::types::*;
 use abi::AbiError;
 use gds::value::{types as t, Coord, Endpoint, Envar, Geometry, Proc, ProcInfo};
@@ -31,14 +33,27 @@ fn read(infos: &[pmix_info_t]) -> Result<Vec<Info>, AbiError> {
     // this test's own live memory.
     let full = unsafe { read_infos(infos.as_ptr(), infos.len()) };
     // SAFETY: as above.
-    let in_place = unsafe { reg_infos(infos.as_ptr(), infos.len()) };
+    let checked = unsafe { check_infos(infos.as_ptr(), infos.len()) };
     assert_eq!(
         full.as_ref().err().map(AbiError::status),
-        in_place.as_ref().err().map(AbiError::status),
-        "read_infos and reg_infos disagree: {:?} / {:?}",
+        checked.as_ref().err().map(AbiError::status),
+        "read_infos and check_infos disagree: {:?} / {:?}",
         full.as_ref().err(),
-        in_place.as_ref().err()
+        checked.as_ref().err()
     );
+    // A registration read in place refuses every malformed array (proc arrays' elements are
+    // checked as they are walked).
+    // SAFETY: as above.
+    let in_place = unsafe { reg_infos(infos.as_ptr(), infos.len()) }
+        .map_err(|e| e.to_string())
+        .and_then(|view| {
+            gds::jobdata::build(Some("node0"), view)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        });
+    if full.is_err() {
+        assert!(in_place.is_err(), "reg_infos + build accepted {full:?}");
+    }
     full
 }
 

@@ -80,11 +80,14 @@ fn bad(what: impl Into<String>) -> AbiError {
 
 /// A fixed-size C character buffer (key, nspace) as a string: it must hold a NUL.
 pub fn fixed_str(buf: &[c_char]) -> Result<&str, AbiError> {
-    // c_char is i8 here; view it as bytes (memchr finds the NUL).
-    core::ffi::CStr::from_bytes_until_nul(bytemuck_i8(buf))
-        .map_err(|_| bad("unterminated fixed-size string"))?
-        .to_str()
-        .map_err(|_| bad("string is not UTF-8"))
+    // c_char is i8 here; view it as bytes. Keys are short: a byte loop finds their NUL sooner
+    // than memchr's setup over the whole 512-byte buffer (a registration reads millions).
+    let bytes = bytemuck_i8(buf);
+    let len = bytes
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or_else(|| bad("unterminated fixed-size string"))?;
+    core::str::from_utf8(&bytes[..len]).map_err(|_| bad("string is not UTF-8"))
 }
 
 fn bytemuck_i8(s: &[c_char]) -> &[u8] {
@@ -388,16 +391,20 @@ pub unsafe fn read_infos(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>, A
     Ok(out)
 }
 
-/// A `pmix_info_t` of a caller's array that [`reg_infos`] validated: a registration reads it in
-/// place ([`gds::jobdata::RegInfo`]), so a million proc arrays cost no conversion into
-/// [`Info`] trees (keys, strings and array elements are borrowed; scalars are read as they are
-/// stored). Only [`reg_infos`] makes one (the field is private).
+/// A `pmix_info_t` of a caller's registration array, read in place by the registration
+/// ([`gds::jobdata::RegInfo`]): keys, strings and array elements are borrowed and scalars read
+/// as they are stored, so a million proc arrays cost no conversion into [`Info`] trees. Every
+/// accessor checks what it follows (NULL, sizes, NUL, UTF-8, nesting) whether or not the
+/// element was validated; [`RegInfo::check`](gds::jobdata::RegInfo::check) validates one element
+/// as [`read_infos`] would. Only [`reg_infos`] makes one (the field is private).
 #[repr(transparent)]
 pub struct CInfo(pmix_info_t);
 
-/// A registration array (`PMIx_server_register_nspace`) validated in one walk, with the same
-/// checks and errors as [`read_infos`] (keys, strings, type codes, pointers, nesting), and
-/// nothing allocated for info arrays, keys or strings; then viewed as [`CInfo`]s.
+/// A registration array (`PMIx_server_register_nspace`) validated as [`read_infos`] validates
+/// it, except the elements of top-level proc arrays (`PMIX_PROC_INFO_ARRAY`): the registration
+/// checks each of those as it walks it, so the million of them are read once, not twice.
+/// Nothing is allocated. On a failed registration, [`check_infos`] gives the status
+/// [`read_infos`] would have.
 ///
 /// # Safety
 /// As [`read_infos`], and the array (with everything it points to) outlives `'a` unchanged.
@@ -406,18 +413,38 @@ pub unsafe fn reg_infos<'a>(p: *const pmix_info_t, n: usize) -> Result<&'a [CInf
     let infos = unsafe { c_slice(p, n) }?;
     for info in infos {
         // SAFETY: the element is readable (caller).
-        unsafe { check_info(info, 0, false) }?;
+        unsafe { check_info(info, 0, false, true) }?;
     }
-    // SAFETY: CInfo is a transparent wrapper of pmix_info_t (same size, alignment and layout),
-    // and every element was just validated; the lifetime is the caller's promise.
+    // SAFETY: CInfo is a transparent wrapper of pmix_info_t (same size, alignment and layout);
+    // the lifetime is the caller's promise.
     Ok(unsafe { core::slice::from_raw_parts(infos.as_ptr().cast::<CInfo>(), infos.len()) })
 }
 
-/// Validate an info (its key; its value at `depth`, as [`read_value`] counts it).
+/// Validate an info array as [`read_infos`] does (same checks, same errors), converting
+/// nothing.
+///
+/// # Safety
+/// As [`read_infos`].
+pub unsafe fn check_infos(p: *const pmix_info_t, n: usize) -> Result<(), AbiError> {
+    // SAFETY: forwarded caller promise.
+    for info in unsafe { c_slice(p, n) }? {
+        // SAFETY: the element is readable (caller).
+        unsafe { check_info(info, 0, false, false) }?;
+    }
+    Ok(())
+}
+
+/// Validate an info (its key; its value at `depth`, as [`read_value`] counts it). With
+/// `shallow_procs`, a top-level proc array's elements are left to the registration.
 ///
 /// # Safety
 /// `info`'s value obeys its type's layout (caller's promise, as for [`read_value`]).
-unsafe fn check_info(info: &pmix_info_t, depth: usize, in_array: bool) -> Result<(), AbiError> {
+unsafe fn check_info(
+    info: &pmix_info_t,
+    depth: usize,
+    in_array: bool,
+    shallow_procs: bool,
+) -> Result<(), AbiError> {
     let key = fixed_str(&info.key)?;
     if in_array && (key.is_empty() || key.len() > gds::layout::MAX_KEY_LEN) {
         return Err(bad(format!("info key of {} bytes (1..=511)", key.len())));
@@ -442,11 +469,15 @@ unsafe fn check_info(info: &pmix_info_t, depth: usize, in_array: bool) -> Result
                 if da.size > 0 && da.array.is_null() {
                     return Err(bad("data array with a size and no elements"));
                 }
-                for item in c_slice(da.array.cast::<pmix_info_t>().cast_const(), da.size)? {
+                let items = c_slice(da.array.cast::<pmix_info_t>().cast_const(), da.size)?;
+                if shallow_procs && depth == 0 && key == gds::jobdata::keys::PROC_INFO_ARRAY {
+                    return Ok(());
+                }
+                for item in items {
                     if depth + 1 > MAX_DEPTH {
                         return Err(bad("values nested too deeply (a cycle?)"));
                     }
-                    check_info(item, depth + 2, true)?;
+                    check_info(item, depth + 2, true, false)?;
                 }
                 Ok(())
             }
@@ -475,41 +506,93 @@ impl CInfo {
         if !matches!(self.0.value.type_, t::REGEX | t::BYTE_OBJECT) {
             return None;
         }
-        // SAFETY: the value is a byte object (its type says so) that `reg_infos` validated: its
-        // bytes are readable for its size, or it is empty.
+        // SAFETY: the value is a byte object (its type says so): its bytes are readable for its
+        // size (caller's promise), unless it is empty; NULL with a size is refused.
         unsafe {
             let bo = ptr::read(self.data().cast::<pmix_byte_object_t>());
             if bo.size == 0 {
                 return Some(&[]);
+            }
+            if bo.bytes.is_null() || bo.size > isize::MAX as usize {
+                return None;
             }
             Some(core::slice::from_raw_parts(bo.bytes.cast::<u8>(), bo.size))
         }
     }
 }
 
+/// Ask for the cache line at `p` (no fault, whatever the address).
+fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing architecturally and never faults; SSE is
+    // part of the x86_64 baseline.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 impl gds::jobdata::RegInfo for CInfo {
+    fn prefetch(&self, near: bool) {
+        if self.0.value.type_ != t::DATA_ARRAY {
+            return;
+        }
+        // SAFETY: a data array value (its type says so): its pointer is NULL or points to a
+        // readable pmix_data_array_t (caller's promise). Only the addresses of the elements are
+        // computed (with wrapping arithmetic), never dereferenced.
+        unsafe {
+            let da = ptr::read(self.data().cast::<*const pmix_data_array_t>());
+            if da.is_null() {
+                return;
+            }
+            if !near {
+                prefetch_line(da.cast());
+                return;
+            }
+            if (*da).type_ != t::INFO {
+                return;
+            }
+            let base = (*da).array.cast::<u8>().cast_const();
+            let value_off = core::mem::offset_of!(pmix_info_t, value);
+            for i in 0..(*da).size.min(16) {
+                let e = base.wrapping_add(i * size_of::<pmix_info_t>());
+                prefetch_line(e);
+                prefetch_line(e.wrapping_add(value_off));
+                prefetch_line(e.wrapping_add(size_of::<pmix_info_t>() - 1));
+            }
+        }
+    }
+
     type Elems<'a> = core::slice::Iter<'a, CInfo>;
 
     fn key(&self) -> &str {
-        // Validated by `reg_infos`: never the fallback.
+        // A malformed key reads as "" (which no key matches and the store refuses); `check`
+        // says why.
         fixed_str(&self.0.key).unwrap_or("")
+    }
+
+    fn check(&self) -> gds::Result<()> {
+        // SAFETY: the element is readable (the promise `reg_infos` was given); depth 2 is that
+        // of a top-level proc array's elements, the ones `reg_infos` leaves to this.
+        unsafe { check_info(&self.0, 2, true, false) }.map_err(store_error)
     }
 
     fn infos(&self) -> Option<Self::Elems<'_>> {
         if self.0.value.type_ != t::DATA_ARRAY {
             return None;
         }
-        // SAFETY: `reg_infos` validated this data array: its pointer is non-NULL, and when its
-        // elements are PMIX_INFO they were validated too (array non-NULL unless empty).
+        // SAFETY: a data array value (its type says so) whose pointer, when non-NULL, points to a
+        // pmix_data_array_t, and whose elements, when PMIX_INFO, are `size` readable infos
+        // (caller's promise); NULL pointers and oversized arrays are refused.
         unsafe {
-            let da = &*ptr::read(self.data().cast::<*const pmix_data_array_t>());
-            if da.type_ != t::INFO {
+            let da = ptr::read(self.data().cast::<*const pmix_data_array_t>());
+            if da.is_null() || (*da).type_ != t::INFO {
                 return None;
             }
-            if da.size == 0 {
-                return Some([].iter());
-            }
-            Some(core::slice::from_raw_parts(da.array.cast::<CInfo>().cast_const(), da.size).iter())
+            let infos = c_slice((*da).array.cast::<pmix_info_t>().cast_const(), (*da).size).ok()?;
+            // CInfo is a transparent wrapper of pmix_info_t.
+            Some(core::slice::from_raw_parts(infos.as_ptr().cast::<CInfo>(), infos.len()).iter())
         }
     }
 
@@ -517,7 +600,8 @@ impl gds::jobdata::RegInfo for CInfo {
         if self.0.value.type_ != t::STRING {
             return None;
         }
-        // SAFETY: a PMIX_STRING value that `reg_infos` found NUL-terminated and UTF-8.
+        // SAFETY: a PMIX_STRING value: NULL or a NUL-terminated string (caller's promise);
+        // `c_str` refuses NULL and non-UTF-8.
         unsafe { c_str(ptr::read(self.data().cast::<*const c_char>()), 1 << 30) }.ok()
     }
 
@@ -550,7 +634,8 @@ impl gds::jobdata::RegInfo for CInfo {
     }
 
     fn value(&self) -> gds::Result<std::borrow::Cow<'_, Value>> {
-        // SAFETY: validated by `reg_infos`.
+        // SAFETY: the element is readable (the promise `reg_infos` was given); `read_value`
+        // checks what it follows and bounds nesting.
         unsafe { read_value(&self.0.value, 0) }
             .map(std::borrow::Cow::Owned)
             .map_err(store_error)

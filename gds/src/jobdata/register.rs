@@ -53,7 +53,20 @@ pub trait RegInfo: Sized {
     fn number(&self) -> Option<u32>;
     /// The value, to store.
     fn value(&self) -> Result<Cow<'_, Value>>;
+    /// Whether the element is well-formed, for sources that leave that to the walk (a C array's
+    /// proc arrays): called on the elements of a proc array that are not stored (the others are
+    /// checked by [`RegInfo::value`], a derivable hostname by [`RegInfo::string`]).
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
+    /// A hint that the element will be read soon (a C array's proc arrays lie far apart in
+    /// memory): `near` false a few elements ahead, true closer.
+    fn prefetch(&self, _near: bool) {}
 }
+
+/// Elements ahead of the walk that [`RegInfo::prefetch`] is told about.
+const PREFETCH_FAR: usize = 8;
+const PREFETCH_NEAR: usize = 4;
 
 type InfoElems<'a> = std::iter::FilterMap<std::slice::Iter<'a, Value>, fn(&Value) -> Option<&Info>>;
 
@@ -139,15 +152,15 @@ fn infos_of<I: RegInfo>(info: &I) -> Result<I::Elems<'_>> {
 }
 
 /// Pass 1: what must be known before anything is stored (the maps, the session, the nodes).
-struct Layout<'a> {
+struct Layout<'a, I> {
     session_id: Option<u32>,
     hosts: Vec<String>,
     per_node: Vec<Vec<u32>>,
     /// Node arrays: (node id if given, hostname if given).
     node_arrays: Vec<(Option<u32>, Option<&'a str>)>,
     registered_size: Option<u32>,
-    /// One past the highest rank with a proc array.
-    proc_end: Option<u32>,
+    /// The proc arrays, at any level.
+    proc_arrays: Vec<&'a I>,
 }
 
 /// The first element of an array with key `key`.
@@ -167,7 +180,7 @@ fn required_number<'a, I: RegInfo + 'a>(
         .ok_or_else(|| bad(format!("{name} in {what} must be a non-negative number")))
 }
 
-impl<'a> Layout<'a> {
+impl<'a, I: RegInfo + 'a> Layout<'a, I> {
     fn new() -> Self {
         Layout {
             session_id: None,
@@ -175,16 +188,22 @@ impl<'a> Layout<'a> {
             per_node: Vec::new(),
             node_arrays: Vec::new(),
             registered_size: None,
-            proc_end: None,
+            proc_arrays: Vec::new(),
         }
     }
 
+    /// One past the highest rank with a proc array.
+    fn proc_end(&self) -> Result<Option<u32>> {
+        let mut end = None;
+        for info in &self.proc_arrays {
+            let r = required_number(infos_of(*info)?, keys::RANK, "PMIX_RANK", "a proc array")?;
+            end = Some(end.unwrap_or(0).max(r.saturating_add(1)));
+        }
+        Ok(end)
+    }
+
     /// Top level, or the inside of a job or session array (`session` true).
-    fn scan<I: RegInfo + 'a>(
-        &mut self,
-        infos: impl Iterator<Item = &'a I>,
-        session: bool,
-    ) -> Result<()> {
+    fn scan(&mut self, infos: impl Iterator<Item = &'a I>, session: bool) -> Result<()> {
         for info in infos {
             let key = info.key();
             match key {
@@ -216,11 +235,9 @@ impl<'a> Layout<'a> {
                     }
                     self.node_arrays.push((id, host));
                 }
-                keys::PROC_INFO_ARRAY => {
-                    let r =
-                        required_number(infos_of(info)?, keys::RANK, "PMIX_RANK", "a proc array")?;
-                    self.proc_end = Some(self.proc_end.unwrap_or(0).max(r.saturating_add(1)));
-                }
+                // Walked (for their ranks) only if the job's size is not known otherwise: the
+                // second walk over a million of them is what it would cost. Pass 2 checks them.
+                keys::PROC_INFO_ARRAY => self.proc_arrays.push(info),
                 keys::NODE_MAP | keys::NODE_MAP_RAW => {
                     self.hosts = parse_node_map(
                         info.text()
@@ -268,12 +285,20 @@ impl Apply<'_> {
     fn apply<'i, I: RegInfo + 'i>(
         &self,
         t: &mut TableBuilder,
-        infos: impl Iterator<Item = &'i I>,
+        infos: impl Iterator<Item = &'i I> + Clone,
         session: bool,
     ) -> Result<()> {
+        let mut far = infos.clone().skip(PREFETCH_FAR);
+        let mut near = infos.clone().skip(PREFETCH_NEAR);
         // A proc array's elements, walked once from the registration and again from here.
-        let mut elems: Vec<&'i I> = Vec::new();
+        let mut elems: Vec<(&'i str, &'i I)> = Vec::new();
         for info in infos {
+            if let Some(i) = far.next() {
+                i.prefetch(false);
+            }
+            if let Some(i) = near.next() {
+                i.prefetch(true);
+            }
             let key = info.key();
             match key {
                 keys::SESSION_INFO_ARRAY => self.apply(t, infos_of(info)?, true)?,
@@ -311,12 +336,13 @@ impl Apply<'_> {
                     elems.clear();
                     let (mut rank, mut nodeid) = (None, None);
                     for i in infos_of(info)? {
-                        match i.key() {
+                        let key = i.key();
+                        match key {
                             keys::RANK if rank.is_none() => rank = Some(i),
                             keys::NODEID if nodeid.is_none() => nodeid = Some(i),
                             _ => {}
                         }
-                        elems.push(i);
+                        elems.push((key, i));
                     }
                     let r = rank
                         .ok_or_else(|| bad("a proc array without PMIX_RANK".into()))?
@@ -330,10 +356,11 @@ impl Apply<'_> {
                             .copied()
                             .filter(|&n| n != u32::MAX)
                     });
-                    for &i in &elems {
-                        let key = i.key();
+                    for &(key, i) in &elems {
                         if key == keys::RANK {
-                            // The identifier is not a value.
+                            // The identifier is not a value (nor stored: checked here, as what
+                            // is stored is checked by reading it).
+                            i.check()?;
                             continue;
                         }
                         // A hostname equal to the rank's node's is read through the node (at
@@ -377,11 +404,14 @@ pub fn build<I: RegInfo>(
     }
     let mapped: u64 = per_node.iter().map(|n| n.len() as u64).sum();
     let map_end = per_node.iter().flatten().max().map(|r| r + 1);
-    let job_size = l
+    let job_size = match l
         .registered_size
         .or(u32::try_from(mapped).ok().filter(|&m| m > 0))
-        .or(map_end.max(l.proc_end))
-        .unwrap_or(0);
+    {
+        Some(n) => n,
+        // Neither registered nor mapped: the proc arrays tell.
+        None => map_end.max(l.proc_end()?).unwrap_or(0),
+    };
 
     let mut t = TableBuilder::with_ranks(job_size);
     let session_id = l.session_id.unwrap_or(0);
@@ -451,6 +481,12 @@ pub fn build<I: RegInfo>(
         )?;
     }
     let mut node_of_rank = vec![u32::MAX; job_size as usize];
+    let column = |key| TableBuilder::column_index(key).expect("a proc column key");
+    let (lrank, nrank, nodeid) = (
+        column(keys::LOCAL_RANK),
+        column(keys::NODE_RANK),
+        column(keys::NODEID),
+    );
     for (i, ranks) in per_node.iter().enumerate() {
         let node = i as u32;
         let mut sorted = ranks.clone();
@@ -458,9 +494,9 @@ pub fn build<I: RegInfo>(
         for (local, &r) in sorted.iter().enumerate() {
             let local =
                 u16::try_from(local).map_err(|_| bad("more than 65535 ranks on a node".into()))?;
-            t.insert(Realm::Proc(r), keys::LOCAL_RANK, &Value::Uint16(local))?;
-            t.insert(Realm::Proc(r), keys::NODE_RANK, &Value::Uint16(local))?;
-            t.insert(Realm::Proc(r), keys::NODEID, &Value::Uint32(node))?;
+            t.insert_column(lrank, r, &Value::Uint16(local))?;
+            t.insert_column(nrank, r, &Value::Uint16(local))?;
+            t.insert_column(nodeid, r, &Value::Uint32(node))?;
             if let Some(slot) = node_of_rank.get_mut(r as usize) {
                 *slot = node;
             }
