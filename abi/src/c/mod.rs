@@ -401,8 +401,8 @@ pub unsafe fn read_infos(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>, A
 pub struct CInfo(pmix_info_t);
 
 /// A registration array (`PMIx_server_register_nspace`) validated as [`read_infos`] validates
-/// it, except the elements of top-level proc arrays (`PMIX_PROC_INFO_ARRAY`): the registration
-/// checks each of those as it walks it, so the million of them are read once, not twice.
+/// it, except top-level proc arrays (`PMIX_PROC_INFO_ARRAY`): the registration checks each of
+/// those as it walks it, so the million of them are read once, not twice.
 /// Nothing is allocated. On a failed registration, [`check_infos`] gives the status
 /// [`read_infos`] would have.
 ///
@@ -454,6 +454,13 @@ unsafe fn check_info(
     unsafe {
         let data = ptr::addr_of!(v.data).cast::<u8>();
         match v.type_ {
+            // A top-level proc array is not even opened here: the registration walks it once,
+            // checking as it goes (`CInfo::infos` refuses what is not an info array).
+            t::DATA_ARRAY
+                if shallow_procs && depth == 0 && key == gds::jobdata::keys::PROC_INFO_ARRAY =>
+            {
+                Ok(())
+            }
             t::DATA_ARRAY => {
                 let da = ptr::read(data.cast::<*const pmix_data_array_t>());
                 if da.is_null() {
@@ -469,11 +476,7 @@ unsafe fn check_info(
                 if da.size > 0 && da.array.is_null() {
                     return Err(bad("data array with a size and no elements"));
                 }
-                let items = c_slice(da.array.cast::<pmix_info_t>().cast_const(), da.size)?;
-                if shallow_procs && depth == 0 && key == gds::jobdata::keys::PROC_INFO_ARRAY {
-                    return Ok(());
-                }
-                for item in items {
+                for item in c_slice(da.array.cast::<pmix_info_t>().cast_const(), da.size)? {
                     if depth + 1 > MAX_DEPTH {
                         return Err(bad("values nested too deeply (a cycle?)"));
                     }
