@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use super::keys::{self, default_realm, meta, DefaultRealm};
 use super::maps::{parse_node_map, parse_proc_map};
@@ -504,13 +505,15 @@ pub fn build<I: RegInfo>(
         let Some(&leader) = sorted.first() else {
             continue;
         };
-        let peers = Value::String(
-            sorted
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
-        );
+        // One string for the node, no allocation per rank.
+        let mut peers = String::with_capacity(sorted.len() * 8);
+        for (i, r) in sorted.iter().enumerate() {
+            if i > 0 {
+                peers.push(',');
+            }
+            let _ = write!(peers, "{r}");
+        }
+        let peers = Value::String(peers);
         let size = Value::Uint32(sorted.len() as u32);
         t.insert(Realm::Node(node), keys::LOCAL_SIZE, &size)?;
         t.insert(Realm::Node(node), keys::LOCALLDR, &Value::ProcRank(leader))?;
