@@ -5,7 +5,9 @@
 use core::ffi::c_char;
 use core::ptr;
 
-use abi::c::{destruct_value, read_infos, read_value, write_value, zeroed_value};
+use abi::c::{
+    check_infos, destruct_value, read_infos, read_value, reg_infos, write_value, zeroed_value,
+};
 use abi::types::*;
 use abi::AbiError;
 use gds::value::{types as t, Coord, Endpoint, Envar, Geometry, Proc, ProcInfo};
@@ -24,10 +26,35 @@ fn info(key: &str, ty: u16) -> pmix_info_t {
     i
 }
 
+/// Read with `read_infos`; the in-place reader of registrations (`reg_infos`) must accept and
+/// refuse exactly the same arrays, with the same status.
 fn read(infos: &[pmix_info_t]) -> Result<Vec<Info>, AbiError> {
     // SAFETY: a live slice of initialised infos; every pointer inside is NULL or points into
     // this test's own live memory.
-    unsafe { read_infos(infos.as_ptr(), infos.len()) }
+    let full = unsafe { read_infos(infos.as_ptr(), infos.len()) };
+    // SAFETY: as above.
+    let checked = unsafe { check_infos(infos.as_ptr(), infos.len()) };
+    assert_eq!(
+        full.as_ref().err().map(AbiError::status),
+        checked.as_ref().err().map(AbiError::status),
+        "read_infos and check_infos disagree: {:?} / {:?}",
+        full.as_ref().err(),
+        checked.as_ref().err()
+    );
+    // A registration read in place refuses every malformed array (proc arrays' elements are
+    // checked as they are walked).
+    // SAFETY: as above.
+    let in_place = unsafe { reg_infos(infos.as_ptr(), infos.len()) }
+        .map_err(|e| e.to_string())
+        .and_then(|view| {
+            gds::jobdata::build(Some("node0"), view)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        });
+    if full.is_err() {
+        assert!(in_place.is_err(), "reg_infos + build accepted {full:?}");
+    }
+    full
 }
 
 fn bad_param(r: Result<Vec<Info>, AbiError>, what: &str) {
@@ -96,6 +123,40 @@ fn a_cyclic_data_array_is_refused_not_followed_forever() {
     let mut i = info("cycle", t::DATA_ARRAY);
     i.value.data.darray = &mut *da;
     bad_param(read(&[i]), "cyclic data array");
+}
+
+#[test]
+fn a_cyclic_info_array_and_bad_keys_inside_arrays_are_refused() {
+    let elem = Box::into_raw(Box::new(info("inner", t::DATA_ARRAY)));
+    let da = Box::into_raw(Box::new(pmix_data_array_t {
+        type_: t::INFO,
+        size: 1,
+        array: elem.cast(),
+    }));
+    // SAFETY: `elem` is a live box; its value becomes the info array itself (a cycle).
+    unsafe { (*elem).value.data.darray = da };
+    let mut i = info("pmix.pdata", t::DATA_ARRAY);
+    i.value.data.darray = da;
+    bad_param(read(&[i]), "cyclic info array");
+    // SAFETY: both came from Box::into_raw above and are not used again.
+    unsafe { drop((Box::from_raw(da), Box::from_raw(elem))) };
+
+    // An empty key inside an info array (a top-level one is the caller's business), then a
+    // NULL string inside one.
+    for (key, ty, what) in [
+        ("", t::UINT32, "empty key in an info array"),
+        ("pmix.hname", t::STRING, "NULL string in an info array"),
+    ] {
+        let mut inner = [info(key, ty)];
+        let mut da = pmix_data_array_t {
+            type_: t::INFO,
+            size: 1,
+            array: inner.as_mut_ptr().cast(),
+        };
+        let mut i = info("pmix.pdata", t::DATA_ARRAY);
+        i.value.data.darray = &mut da;
+        bad_param(read(&[i]), what);
+    }
 }
 
 #[test]

@@ -194,6 +194,24 @@ impl TableBuilder {
         self.insert_stored(realm, key, 0, &archived)
     }
 
+    /// The proc column of `key`, if it has one (for [`TableBuilder::insert_column`]).
+    pub(crate) fn column_index(key: &str) -> Option<usize> {
+        column_of(key)
+    }
+
+    /// [`TableBuilder::insert`] of (`Realm::Proc(rank)`, the key of column `c`, `value`), without
+    /// matching the key: a registration's derived per-rank values, a million at a time.
+    pub(crate) fn insert_column(&mut self, c: usize, rank: u32, value: &Value) -> Result<()> {
+        if rank < self.ranks && !self.column_key_in_entries[c] {
+            if let Some(v) = column_value(COLUMNS[c].kind, value) {
+                let ranks = self.ranks as usize;
+                self.columns[c].get_or_insert_with(|| vec![u32::MAX; ranks])[rank as usize] = v;
+                return Ok(());
+            }
+        }
+        self.insert(Realm::Proc(rank), COLUMNS[c].key, value)
+    }
+
     /// The id of `key`, interned if new (and whether it was).
     fn intern(&mut self, key: &str) -> Result<(u32, bool)> {
         if let Some(&id) = self.key_ids.get(key) {

@@ -8,7 +8,7 @@ use core::ffi::{c_char, c_int};
 use std::ffi::CString;
 use std::sync::Mutex;
 
-use abi::c::{c_str, proc_ref, read_infos, read_value};
+use abi::c::{c_str, check_infos, proc_ref, read_infos, read_value, reg_infos};
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
 use abi::{ffi_call, AbiError};
 
@@ -132,11 +132,18 @@ pub unsafe extern "C" fn rshm_server_register_nspace(
             (
                 handle(s)?,
                 c_str(nspace, NSPACE_BUF - 1)?,
-                read_infos(info, ninfo)?,
+                reg_infos(info, ninfo)?,
             )
         };
-        lock(h)?.register_nspace(ns, nlocalprocs, &infos)?;
-        Ok(())
+        match lock(h)?.register_nspace(ns, nlocalprocs, infos) {
+            Ok(()) => Ok(()),
+            // A malformed proc array is found while it is walked: the status is the one the
+            // whole array's validation gives (as if it had been converted first).
+            // SAFETY: caller contract, as above.
+            Err(e) => Err(unsafe { check_infos(info, ninfo) }
+                .err()
+                .unwrap_or(e.into())),
+        }
     })
 }
 

@@ -133,7 +133,12 @@ impl Server {
     /// array and publish it (replacing an earlier registration of the same namespace).
     /// `nlocalprocs` is the host's count of local clients; the store derives locality from the
     /// maps, so it is only checked for sanity.
-    pub fn register_nspace(&mut self, ns: &str, nlocalprocs: i32, infos: &[Info]) -> Result<()> {
+    pub fn register_nspace<I: jobdata::RegInfo>(
+        &mut self,
+        ns: &str,
+        nlocalprocs: i32,
+        infos: &[I],
+    ) -> Result<()> {
         if nlocalprocs < 0 {
             return Err(Error::InvalidArgument("nlocalprocs < 0".into()));
         }

@@ -5,7 +5,9 @@
 
 #![forbid(unsafe_code)]
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use super::keys::{self, default_realm, meta, DefaultRealm};
 use super::maps::{parse_node_map, parse_proc_map};
@@ -31,20 +33,106 @@ fn bad(what: String) -> Error {
     Error::InvalidArgument(what)
 }
 
-/// The string of a string-like value (maps arrive as PMIX_STRING or PMIX_REGEX bytes).
-fn text(v: &Value) -> Option<&str> {
+/// One element of a registration array as the registration reads it: a Rust [`Info`], or an
+/// element of a C `pmix_info_t` array read in place (the C ABI's validated view), so that a
+/// million proc arrays are walked where they lie instead of being converted first.
+pub trait RegInfo: Sized {
+    /// The elements of an info array.
+    type Elems<'a>: Iterator<Item = &'a Self> + Clone
+    where
+        Self: 'a;
+    /// The key.
+    fn key(&self) -> &str;
+    /// The elements, if the value is an info array (a data array of PMIX_INFO).
+    fn infos(&self) -> Option<Self::Elems<'_>>;
+    /// The string of a PMIX_STRING value.
+    fn string(&self) -> Option<&str>;
+    /// The string of a string-like value: PMIX_STRING, or PMIX_REGEX / byte-object bytes up to
+    /// their NUL (maps arrive as either).
+    fn text(&self) -> Option<&str>;
+    /// A non-negative integer value that fits a u32 (ids and ranks arrive with varying types).
+    fn number(&self) -> Option<u32>;
+    /// The value, to store.
+    fn value(&self) -> Result<Cow<'_, Value>>;
+    /// Whether the element is well-formed, for sources that leave that to the walk (a C array's
+    /// proc arrays): called on the elements of a proc array that are not stored (the others are
+    /// checked by [`RegInfo::value`], a derivable hostname by [`RegInfo::string`]).
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
+    /// A hint that the element will be read soon (a C array's proc arrays lie far apart in
+    /// memory): `near` false a few elements ahead, true closer.
+    fn prefetch(&self, _near: bool) {}
+}
+
+/// Elements ahead of the walk that [`RegInfo::prefetch`] is told about.
+const PREFETCH_FAR: usize = 8;
+const PREFETCH_NEAR: usize = 4;
+
+type InfoElems<'a> = std::iter::FilterMap<std::slice::Iter<'a, Value>, fn(&Value) -> Option<&Info>>;
+
+fn as_info(v: &Value) -> Option<&Info> {
     match v {
-        Value::String(s) => Some(s),
-        Value::Regex(b) | Value::ByteObject(b) => {
-            let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-            std::str::from_utf8(&b[..end]).ok()
-        }
+        Value::Info(info) => Some(info),
         _ => None,
     }
 }
 
+impl RegInfo for Info {
+    type Elems<'a> = InfoElems<'a>;
+
+    fn key(&self) -> &str {
+        &self.key
+    }
+
+    fn infos(&self) -> Option<InfoElems<'_>> {
+        match &self.value {
+            Value::DataArray(a) if a.elem_type == types::INFO => Some(
+                a.items
+                    .iter()
+                    .filter_map(as_info as fn(&Value) -> Option<&Info>),
+            ),
+            _ => None,
+        }
+    }
+
+    fn string(&self) -> Option<&str> {
+        match &self.value {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn text(&self) -> Option<&str> {
+        text(&self.value)
+    }
+
+    fn number(&self) -> Option<u32> {
+        number(&self.value)
+    }
+
+    fn value(&self) -> Result<Cow<'_, Value>> {
+        Ok(Cow::Borrowed(&self.value))
+    }
+}
+
+/// The string of a string-like value (maps arrive as PMIX_STRING or PMIX_REGEX bytes).
+pub fn text(v: &Value) -> Option<&str> {
+    match v {
+        Value::String(s) => Some(s),
+        Value::Regex(b) | Value::ByteObject(b) => text_of_bytes(b),
+        _ => None,
+    }
+}
+
+/// Bytes up to their first NUL as a string, if UTF-8.
+pub fn text_of_bytes(b: &[u8]) -> Option<&str> {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    std::str::from_utf8(&b[..end]).ok()
+}
+
 /// A non-negative integer value that fits a u32 (ids and ranks arrive with varying types).
-fn number(v: &Value) -> Option<u32> {
+pub fn number(v: &Value) -> Option<u32> {
     let n: i128 = match *v {
         Value::Uint32(n) | Value::Uint(n) | Value::ProcRank(n) => n as i128,
         Value::Uint16(n) => n as i128,
@@ -58,74 +146,86 @@ fn number(v: &Value) -> Option<u32> {
     u32::try_from(n).ok()
 }
 
-/// The elements of an info-array value (a data array of PMIX_INFO), as a slice: walked in
-/// place, twice, without collecting.
-fn infos_of<'a>(key: &str, v: &'a Value) -> Result<&'a [Value]> {
-    match v {
-        Value::DataArray(a) if a.elem_type == types::INFO => Ok(&a.items),
-        _ => Err(bad(format!("{key} must be an array of pmix_info_t"))),
-    }
-}
-
-/// The infos of an info-array slice.
-fn each(items: &[Value]) -> impl Iterator<Item = &Info> {
-    items.iter().filter_map(|i| match i {
-        Value::Info(info) => Some(&**info),
-        _ => None,
-    })
+/// The elements of an info-array value, walked in place.
+fn infos_of<I: RegInfo>(info: &I) -> Result<I::Elems<'_>> {
+    info.infos()
+        .ok_or_else(|| bad(format!("{} must be an array of pmix_info_t", info.key())))
 }
 
 /// Pass 1: what must be known before anything is stored (the maps, the session, the nodes).
-#[derive(Default)]
-struct Layout<'a> {
+struct Layout<'a, I> {
     session_id: Option<u32>,
     hosts: Vec<String>,
     per_node: Vec<Vec<u32>>,
     /// Node arrays: (node id if given, hostname if given).
     node_arrays: Vec<(Option<u32>, Option<&'a str>)>,
     registered_size: Option<u32>,
-    /// One past the highest rank with a proc array.
-    proc_end: Option<u32>,
+    /// The proc arrays, at any level.
+    proc_arrays: Vec<&'a I>,
 }
 
-/// The value of `key` among an array's elements.
-fn member<'a>(items: &'a [Value], key: &str) -> Option<&'a Value> {
-    each(items).find(|i| i.key == key).map(|i| &i.value)
+/// The first element of an array with key `key`.
+fn member<'a, I: RegInfo + 'a>(items: impl Iterator<Item = &'a I>, key: &str) -> Option<&'a I> {
+    items.into_iter().find(|i| i.key() == key)
 }
 
 /// The identifying number `key` (named `name` in errors) of the array `what`.
-fn required_number(items: &[Value], key: &str, name: &str, what: &str) -> Result<u32> {
+fn required_number<'a, I: RegInfo + 'a>(
+    items: impl Iterator<Item = &'a I>,
+    key: &str,
+    name: &str,
+    what: &str,
+) -> Result<u32> {
     let v = member(items, key).ok_or_else(|| bad(format!("{what} without {name}")))?;
-    number(v).ok_or_else(|| bad(format!("{name} in {what} must be a non-negative number")))
+    v.number()
+        .ok_or_else(|| bad(format!("{name} in {what} must be a non-negative number")))
 }
 
-impl<'a> Layout<'a> {
+impl<'a, I: RegInfo + 'a> Layout<'a, I> {
+    fn new() -> Self {
+        Layout {
+            session_id: None,
+            hosts: Vec::new(),
+            per_node: Vec::new(),
+            node_arrays: Vec::new(),
+            registered_size: None,
+            proc_arrays: Vec::new(),
+        }
+    }
+
+    /// One past the highest rank with a proc array.
+    fn proc_end(&self) -> Result<Option<u32>> {
+        let mut end = None;
+        for info in &self.proc_arrays {
+            let r = required_number(infos_of(*info)?, keys::RANK, "PMIX_RANK", "a proc array")?;
+            end = Some(end.unwrap_or(0).max(r.saturating_add(1)));
+        }
+        Ok(end)
+    }
+
     /// Top level, or the inside of a job or session array (`session` true).
-    fn scan(&mut self, infos: impl Iterator<Item = &'a Info>, session: bool) -> Result<()> {
+    fn scan(&mut self, infos: impl Iterator<Item = &'a I>, session: bool) -> Result<()> {
         for info in infos {
-            let (key, v) = (info.key.as_str(), &info.value);
+            let key = info.key();
             match key {
-                keys::SESSION_INFO_ARRAY => self.scan(each(infos_of(key, v)?), true)?,
-                keys::JOB_INFO_ARRAY => self.scan(each(infos_of(key, v)?), false)?,
+                keys::SESSION_INFO_ARRAY => self.scan(infos_of(info)?, true)?,
+                keys::JOB_INFO_ARRAY => self.scan(infos_of(info)?, false)?,
                 keys::APP_INFO_ARRAY => {
-                    required_number(
-                        infos_of(key, v)?,
-                        keys::APPNUM,
-                        "PMIX_APPNUM",
-                        "an app array",
-                    )?;
+                    required_number(infos_of(info)?, keys::APPNUM, "PMIX_APPNUM", "an app array")?;
                 }
                 keys::NODE_INFO_ARRAY => {
-                    let items = infos_of(key, v)?;
-                    let id = match member(items, keys::NODEID) {
+                    let items = infos_of(info)?;
+                    let id = match member(items.clone(), keys::NODEID) {
                         Some(v) => Some(
-                            number(v).ok_or_else(|| bad("PMIX_NODEID must be a number".into()))?,
+                            v.number()
+                                .ok_or_else(|| bad("PMIX_NODEID must be a number".into()))?,
                         ),
                         None => None,
                     };
                     let host = match member(items, keys::HOSTNAME) {
                         Some(v) => Some(
-                            text(v).ok_or_else(|| bad("PMIX_HOSTNAME must be a string".into()))?,
+                            v.text()
+                                .ok_or_else(|| bad("PMIX_HOSTNAME must be a string".into()))?,
                         ),
                         None => None,
                     };
@@ -136,27 +236,28 @@ impl<'a> Layout<'a> {
                     }
                     self.node_arrays.push((id, host));
                 }
-                keys::PROC_INFO_ARRAY => {
-                    let items = infos_of(key, v)?;
-                    let r = required_number(items, keys::RANK, "PMIX_RANK", "a proc array")?;
-                    self.proc_end = Some(self.proc_end.unwrap_or(0).max(r.saturating_add(1)));
-                }
+                // Walked (for their ranks) only if the job's size is not known otherwise: the
+                // second walk over a million of them is what it would cost. Pass 2 checks them.
+                keys::PROC_INFO_ARRAY => self.proc_arrays.push(info),
                 keys::NODE_MAP | keys::NODE_MAP_RAW => {
                     self.hosts = parse_node_map(
-                        text(v).ok_or_else(|| bad(format!("{key} must be a string")))?,
+                        info.text()
+                            .ok_or_else(|| bad(format!("{key} must be a string")))?,
                     )?;
                 }
                 keys::PROC_MAP | keys::PROC_MAP_RAW => {
                     self.per_node = parse_proc_map(
-                        text(v).ok_or_else(|| bad(format!("{key} must be a string")))?,
+                        info.text()
+                            .ok_or_else(|| bad(format!("{key} must be a string")))?,
                     )?;
                 }
                 keys::SESSION_ID if session || self.session_id.is_none() => {
                     self.session_id = Some(
-                        number(v).ok_or_else(|| bad("PMIX_SESSION_ID must be a number".into()))?,
+                        info.number()
+                            .ok_or_else(|| bad("PMIX_SESSION_ID must be a number".into()))?,
                     );
                 }
-                keys::JOB_SIZE if !session => self.registered_size = number(v),
+                keys::JOB_SIZE if !session => self.registered_size = info.number(),
                 _ => {}
             }
         }
@@ -168,72 +269,118 @@ impl<'a> Layout<'a> {
 struct Apply<'l> {
     session_id: u32,
     node_ids: &'l HashMap<String, u32>,
+    /// Hostname of node `id`, for the ids `0..len` (the node map's, the common case).
+    hosts: &'l [&'l str],
     host_of_node: &'l HashMap<u32, String>,
     node_of_rank: &'l [u32],
 }
 
 impl Apply<'_> {
-    fn apply<'i>(
+    fn host(&self, node: u32) -> Option<&str> {
+        match self.hosts.get(node as usize) {
+            Some(h) => Some(*h),
+            None => self.host_of_node.get(&node).map(String::as_str),
+        }
+    }
+
+    fn apply<'i, I: RegInfo + 'i>(
         &self,
         t: &mut TableBuilder,
-        infos: impl Iterator<Item = &'i Info>,
+        infos: impl Iterator<Item = &'i I> + Clone,
         session: bool,
     ) -> Result<()> {
+        let mut far = infos.clone().skip(PREFETCH_FAR);
+        let mut near = infos.clone().skip(PREFETCH_NEAR);
+        // A proc array's elements, walked once from the registration and again from here.
+        let mut elems: Vec<(&'i str, &'i I)> = Vec::new();
         for info in infos {
-            let (key, v) = (info.key.as_str(), &info.value);
+            if let Some(i) = far.next() {
+                i.prefetch(false);
+            }
+            if let Some(i) = near.next() {
+                i.prefetch(true);
+            }
+            let key = info.key();
             match key {
-                keys::SESSION_INFO_ARRAY => self.apply(t, each(infos_of(key, v)?), true)?,
-                keys::JOB_INFO_ARRAY => self.apply(t, each(infos_of(key, v)?), false)?,
+                keys::SESSION_INFO_ARRAY => self.apply(t, infos_of(info)?, true)?,
+                keys::JOB_INFO_ARRAY => self.apply(t, infos_of(info)?, false)?,
                 keys::APP_INFO_ARRAY => {
-                    let items = infos_of(key, v)?;
-                    let n = required_number(items, keys::APPNUM, "PMIX_APPNUM", "an app array")?;
-                    for i in each(items) {
-                        t.insert(Realm::App(n), &i.key, &i.value)?;
+                    let items = infos_of(info)?;
+                    let n = required_number(
+                        items.clone(),
+                        keys::APPNUM,
+                        "PMIX_APPNUM",
+                        "an app array",
+                    )?;
+                    for i in items {
+                        t.insert(Realm::App(n), i.key(), &*i.value()?)?;
                     }
                 }
                 keys::NODE_INFO_ARRAY => {
-                    let items = infos_of(key, v)?;
-                    let id = match member(items, keys::NODEID).and_then(number) {
+                    let items = infos_of(info)?;
+                    let id = match member(items.clone(), keys::NODEID).and_then(RegInfo::number) {
                         Some(id) => id,
-                        None => member(items, keys::HOSTNAME)
-                            .and_then(text)
+                        None => member(items.clone(), keys::HOSTNAME)
+                            .and_then(RegInfo::text)
                             .and_then(|h| self.node_ids.get(h).copied())
                             .ok_or_else(|| bad("a node array names no node".into()))?,
                     };
                     t.insert(Realm::Node(id), keys::NODEID, &Value::Uint32(id))?;
-                    for i in each(items) {
-                        if i.key != keys::NODEID {
-                            t.insert(Realm::Node(id), &i.key, &i.value)?;
+                    for i in items {
+                        if i.key() != keys::NODEID {
+                            t.insert(Realm::Node(id), i.key(), &*i.value()?)?;
                         }
                     }
                 }
                 keys::PROC_INFO_ARRAY => {
-                    let items = infos_of(key, v)?;
-                    let r = required_number(items, keys::RANK, "PMIX_RANK", "a proc array")?;
-                    let node = member(items, keys::NODEID).and_then(number).or_else(|| {
+                    // One walk finds the rank and node (the first of each) and keeps the elements.
+                    elems.clear();
+                    let (mut rank, mut nodeid) = (None, None);
+                    for i in infos_of(info)? {
+                        let key = i.key();
+                        match key {
+                            keys::RANK if rank.is_none() => rank = Some(i),
+                            keys::NODEID if nodeid.is_none() => nodeid = Some(i),
+                            _ => {}
+                        }
+                        elems.push((key, i));
+                    }
+                    let r = rank
+                        .ok_or_else(|| bad("a proc array without PMIX_RANK".into()))?
+                        .number()
+                        .ok_or_else(|| {
+                            bad("PMIX_RANK in a proc array must be a non-negative number".into())
+                        })?;
+                    let node = nodeid.and_then(RegInfo::number).or_else(|| {
                         self.node_of_rank
                             .get(r as usize)
                             .copied()
                             .filter(|&n| n != u32::MAX)
                     });
-                    for i in each(items) {
-                        // The identifier is not a value; a hostname equal to the rank's node's
-                        // is read through the node (at scale, most of what a full registration
-                        // would otherwise cost per rank).
-                        let derivable = i.key == keys::HOSTNAME
-                            && matches!(&i.value, Value::String(h)
-                                if node.and_then(|n| self.host_of_node.get(&n)) == Some(h));
-                        if i.key != keys::RANK && !derivable {
-                            t.insert(Realm::Proc(r), &i.key, &i.value)?;
+                    for &(key, i) in &elems {
+                        if key == keys::RANK {
+                            // The identifier is not a value (nor stored: checked here, as what
+                            // is stored is checked by reading it).
+                            i.check()?;
+                            continue;
                         }
+                        // A hostname equal to the rank's node's is read through the node (at
+                        // scale, most of what a full registration would otherwise cost per rank).
+                        if key == keys::HOSTNAME
+                            && i.string().is_some()
+                            && node.and_then(|n| self.host(n)) == i.string()
+                        {
+                            continue;
+                        }
+                        t.insert(Realm::Proc(r), key, &*i.value()?)?;
                     }
                 }
                 keys::NODE_MAP | keys::NODE_MAP_RAW | keys::PROC_MAP | keys::PROC_MAP_RAW => {}
                 keys::SESSION_ID if session => {}
                 _ if session || default_realm(key) == DefaultRealm::Session => {
-                    t.insert(Realm::Session(self.session_id), key, v)?;
+                    t.insert(Realm::Session(self.session_id), key, &*info.value()?)?;
                 }
-                _ => t.insert(Realm::Job, key, v)?,
+                _ => t.insert(Realm::Job, key, &*info.value()?)?,
             }
         }
         Ok(())
@@ -242,8 +389,11 @@ impl Apply<'_> {
 
 /// Build the job-data table of a namespace from its registration info array. `local_host` is
 /// the hostname of the store's node (the server's), which the job-realm "local" keys describe.
-pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, JobSummary)> {
-    let mut l = Layout::default();
+pub fn build<I: RegInfo>(
+    local_host: Option<&str>,
+    infos: &[I],
+) -> Result<(TableBuilder, JobSummary)> {
+    let mut l = Layout::new();
     l.scan(infos.iter(), false)?;
     let (hosts, per_node) = (&l.hosts, &l.per_node);
     if !per_node.is_empty() && !hosts.is_empty() && per_node.len() != hosts.len() {
@@ -255,11 +405,14 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
     }
     let mapped: u64 = per_node.iter().map(|n| n.len() as u64).sum();
     let map_end = per_node.iter().flatten().max().map(|r| r + 1);
-    let job_size = l
+    let job_size = match l
         .registered_size
         .or(u32::try_from(mapped).ok().filter(|&m| m > 0))
-        .or(map_end.max(l.proc_end))
-        .unwrap_or(0);
+    {
+        Some(n) => n,
+        // Neither registered nor mapped: the proc arrays tell.
+        None => map_end.max(l.proc_end()?).unwrap_or(0),
+    };
 
     let mut t = TableBuilder::with_ranks(job_size);
     let session_id = l.session_id.unwrap_or(0);
@@ -329,6 +482,12 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
         )?;
     }
     let mut node_of_rank = vec![u32::MAX; job_size as usize];
+    let column = |key| TableBuilder::column_index(key).expect("a proc column key");
+    let (lrank, nrank, nodeid) = (
+        column(keys::LOCAL_RANK),
+        column(keys::NODE_RANK),
+        column(keys::NODEID),
+    );
     for (i, ranks) in per_node.iter().enumerate() {
         let node = i as u32;
         let mut sorted = ranks.clone();
@@ -336,9 +495,9 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
         for (local, &r) in sorted.iter().enumerate() {
             let local =
                 u16::try_from(local).map_err(|_| bad("more than 65535 ranks on a node".into()))?;
-            t.insert(Realm::Proc(r), keys::LOCAL_RANK, &Value::Uint16(local))?;
-            t.insert(Realm::Proc(r), keys::NODE_RANK, &Value::Uint16(local))?;
-            t.insert(Realm::Proc(r), keys::NODEID, &Value::Uint32(node))?;
+            t.insert_column(lrank, r, &Value::Uint16(local))?;
+            t.insert_column(nrank, r, &Value::Uint16(local))?;
+            t.insert_column(nodeid, r, &Value::Uint32(node))?;
             if let Some(slot) = node_of_rank.get_mut(r as usize) {
                 *slot = node;
             }
@@ -346,13 +505,15 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
         let Some(&leader) = sorted.first() else {
             continue;
         };
-        let peers = Value::String(
-            sorted
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
-        );
+        // One string for the node, no allocation per rank.
+        let mut peers = String::with_capacity(sorted.len() * 8);
+        for (i, r) in sorted.iter().enumerate() {
+            if i > 0 {
+                peers.push(',');
+            }
+            let _ = write!(peers, "{r}");
+        }
+        let peers = Value::String(peers);
         let size = Value::Uint32(sorted.len() as u32);
         t.insert(Realm::Node(node), keys::LOCAL_SIZE, &size)?;
         t.insert(Realm::Node(node), keys::LOCALLDR, &Value::ProcRank(leader))?;
@@ -365,9 +526,16 @@ pub fn build(local_host: Option<&str>, infos: &[Info]) -> Result<(TableBuilder, 
     }
 
     // What the host registered overrides what was derived.
+    let mut dense_hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
+    for (&id, h) in &host_of_node {
+        if let Some(slot) = dense_hosts.get_mut(id as usize) {
+            *slot = h;
+        }
+    }
     let apply = Apply {
         session_id,
         node_ids: &node_ids,
+        hosts: &dense_hosts,
         host_of_node: &host_of_node,
         node_of_rank: &node_of_rank,
     };

@@ -1,0 +1,86 @@
+//! Registration through the C ABI, for profiling: the synthetic job as a C `pmix_info_t` array
+//! (what `rshm_server_register_nspace` receives), then the table built from it two ways, timed in
+//! the same process: converted into `Info` trees first (`read_infos`, the old path) and read in
+//! place (`reg_infos`, what the server shim does). Both must give the same segment.
+//! `cargo run --release -p rshm-benches --example register_c -- 1000000`.
+use std::time::Instant;
+
+use abi::c::{destruct_value, read_infos, reg_infos, write_value, zeroed_value};
+use abi::types::{pmix_info_t, KEY_BUF};
+
+fn main() {
+    let ranks: u32 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000);
+    let host = Some("node00000");
+    let mut c: Vec<pmix_info_t> = rshm_benches::registration(ranks, 64)
+        .iter()
+        .map(|i| {
+            let mut out = pmix_info_t {
+                key: [0; KEY_BUF],
+                flags: i.flags,
+                value: zeroed_value(),
+            };
+            for (d, b) in out.key.iter_mut().zip(i.key.bytes()) {
+                *d = b as core::ffi::c_char;
+            }
+            write_value(&mut out.value, &i.value).unwrap();
+            out
+        })
+        .collect();
+    let runs: u32 = std::env::var("RSHM_REPEAT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    // RSHM_IN_PLACE=1: only the in-place path (for a profiler).
+    let in_place_only = std::env::var_os("RSHM_IN_PLACE").is_some();
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let old = (!in_place_only).then(|| {
+            // SAFETY: `c` is a live array of infos written by `write_value`.
+            let infos = unsafe { read_infos(c.as_ptr(), c.len()) }.unwrap();
+            let t1 = Instant::now();
+            let old = gds::jobdata::build(host, &infos).unwrap().0;
+            let t2 = Instant::now();
+            drop(infos);
+            (old, t1, t2)
+        });
+        let t3 = Instant::now();
+        let (old, t1, t2) = match old {
+            Some(o) => o,
+            None => (gds::TableBuilder::new(), t0, t0),
+        };
+        // SAFETY: as above; `c` outlives the view and is not changed meanwhile.
+        let view = unsafe { reg_infos(c.as_ptr(), c.len()) }.unwrap();
+        let t4 = Instant::now();
+        let (new, s) = gds::jobdata::build(host, view).unwrap();
+        let t5 = Instant::now();
+        let bytes = new.encode(1).unwrap();
+        let t6 = Instant::now();
+        assert!(
+            in_place_only || old.encode(1).unwrap() == bytes,
+            "the two paths differ"
+        );
+        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+        println!(
+            "{} ranks, {} bytes: converted: read_infos {:.0} ms + build {:.0} ms + drop {:.0} ms = {:.0} ms; \
+             in place: reg_infos {:.0} ms + build {:.0} ms = {:.0} ms (ratio {:.1}); encode {:.0} ms",
+            s.job_size,
+            bytes.len(),
+            ms(t0, t1),
+            ms(t1, t2),
+            ms(t2, t3),
+            ms(t0, t3),
+            ms(t3, t4),
+            ms(t4, t5),
+            ms(t3, t5),
+            ms(t0, t3) / ms(t3, t5),
+            ms(t5, t6)
+        );
+    }
+    for i in &mut c {
+        destruct_value(&mut i.value);
+    }
+}
