@@ -933,7 +933,29 @@ pub struct TableView {
     h: TableHeader,
     /// Per column: (key id, byte offset) when present.
     columns: [Option<(u32, usize)>; COLUMNS.len()],
+    /// Per key id, what the reader learnt about it while validating (process-local, built
+    /// once at map time; the shared bytes are never written): lets a get skip the entry index
+    /// for the job realm and for realms the key has no entry in.
+    keys: Box<[KeyInfo]>,
 }
+
+/// What a [`TableView`] knows of one key id without probing the entry index.
+#[derive(Clone, Copy, Default)]
+struct KeyInfo {
+    /// Bit `min(class, 31)` is set when the key has an entry of that class.
+    classes: u32,
+    /// 1 + the entry index of (job realm, key); 0 when there is none.
+    job: u32,
+    /// 1 + the proc column holding the key; 0 when none does.
+    column: u8,
+}
+
+/// The [`KeyInfo::classes`] bit of entry class `class`.
+const fn class_bit(class: u16) -> u32 {
+    1 << if class < 31 { class as u32 } else { 31 }
+}
+
+const JOB_CLASS_ID: (u16, u32) = Realm::Job.class_id();
 
 const KEY_REC: u64 = size_of::<KeyEntry>() as u64;
 const ENTRY_REC: u64 = size_of::<Entry>() as u64;
@@ -1008,11 +1030,20 @@ impl TableView {
                 }
             }
         }
+        let mut keys = vec![KeyInfo::default(); h.key_count as usize].into_boxed_slice();
         for e in 0..h.entry_count as u64 {
             let rec = (h.entries_off + e * ENTRY_REC) as usize;
             let key_id = u32_at(b, rec + 8).ok_or_else(corrupt("entry record"))?;
-            if key_id >= h.key_count {
+            let class = u16_at(b, rec).ok_or_else(corrupt("entry record"))?;
+            let id = u32_at(b, rec + 4).ok_or_else(corrupt("entry record"))?;
+            let Some(k) = keys.get_mut(key_id as usize) else {
                 return Err(Error::Corrupt("entry key id out of range"));
+            };
+            k.classes |= class_bit(class);
+            // (class, id, key) is unique in a valid table; in a corrupt one any of the
+            // duplicates is as good an answer as the index's (all were validated).
+            if (class, id) == JOB_CLASS_ID {
+                k.job = e as u32 + 1;
             }
         }
         let values =
@@ -1021,6 +1052,7 @@ impl TableView {
             values,
             h,
             columns: [None; COLUMNS.len()],
+            keys,
         };
         if h.column_mask >> COLUMNS.len() != 0 {
             return Err(Error::Corrupt("unknown proc column"));
@@ -1039,6 +1071,9 @@ impl TableView {
                 .key_id(col.key.as_bytes())
                 .ok_or_else(corrupt("proc column key"))?;
             view.columns[c] = Some((kid, off as usize));
+            if let Some(k) = view.keys.get_mut(kid as usize) {
+                k.column = c as u8 + 1;
+            }
             off += len;
         }
         Ok(view)
@@ -1046,14 +1081,18 @@ impl TableView {
 
     /// The proc-column value of (`rank`, key id `kid`), if a column holds it.
     fn column(&self, kid: u32, rank: u32) -> Option<ValueRef<'_>> {
+        match self.keys.get(kid as usize)?.column {
+            0 => None,
+            c => self.column_at(c as usize - 1, rank),
+        }
+    }
+
+    /// The value of `rank` in proc column `c`, if present.
+    fn column_at(&self, c: usize, rank: u32) -> Option<ValueRef<'_>> {
         if rank >= self.h.rank_count {
             return None;
         }
-        let c = self
-            .columns
-            .iter()
-            .position(|c| c.is_some_and(|(k, _)| k == kid))?;
-        let (_, off) = self.columns[c]?;
+        let (_, off) = *self.columns.get(c)?.as_ref()?;
         let b = self.bytes();
         let v = match COLUMNS[c].kind {
             ColumnKind::Uint16 => match u16_at(b, off + rank as usize * 2)? {
@@ -1144,14 +1183,24 @@ impl TableView {
     /// The value of key id `kid` (from [`TableView::key_id`]) in `realm`: for callers that look
     /// one key up in several realms, so the key is hashed and probed once.
     pub fn get_by_id(&self, realm: Realm, kid: u32) -> Option<ValueRef<'_>> {
-        if let Realm::Proc(rank) = realm {
-            if let Some(v) = self.column(kid, rank) {
+        let info = *self.keys.get(kid as usize)?;
+        if let (Realm::Proc(rank), c @ 1..) = (realm, info.column) {
+            if let Some(v) = self.column_at(c as usize - 1, rank) {
                 return Some(v);
             }
         }
-        self.values
-            .value(self.entry(realm, kid)?)
-            .map(ValueRef::from)
+        let (class, id) = realm.class_id();
+        // No entry of this class has the key: no need to probe (a cold probe is a cache miss
+        // or two in a big table).
+        if info.classes & class_bit(class) == 0 {
+            return None;
+        }
+        let e = if (class, id) == JOB_CLASS_ID {
+            info.job.checked_sub(1)? as usize
+        } else {
+            self.entry(realm, kid)?
+        };
+        self.values.value(e).map(ValueRef::from)
     }
 
     /// Every value: the entries in (realm, key) order, then the proc columns by column and rank.
