@@ -31,6 +31,23 @@ impl TargetRank {
     }
 }
 
+impl Qualifiers {
+    /// No qualifier at all (what `Default` gives), usable in a `static`.
+    pub const NONE: Qualifiers = Qualifiers {
+        session_info: false,
+        job_info: false,
+        app_info: false,
+        node_info: false,
+        proc_info: false,
+        session_id: None,
+        appnum: None,
+        hostname: None,
+        nodeid: None,
+        immediate: false,
+        optional: false,
+    };
+}
+
 /// The qualifiers of a PMIx_Get that job-data retrieval looks at (6.1, 6.2; 5.4 for the last two).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Qualifiers {
@@ -56,4 +73,14 @@ pub struct Qualifiers {
     pub immediate: bool,
     /// `PMIX_OPTIONAL` ("pmix.optional").
     pub optional: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Qualifiers;
+
+    #[test]
+    fn none_is_default() {
+        assert_eq!(Qualifiers::NONE, Qualifiers::default());
+    }
 }
