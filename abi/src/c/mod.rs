@@ -80,11 +80,27 @@ fn bad(what: impl Into<String>) -> AbiError {
 
 /// A fixed-size C character buffer (key, nspace) as a string: it must hold a NUL.
 pub fn fixed_str(buf: &[c_char]) -> Result<&str, AbiError> {
-    // c_char is i8 here; view it as bytes (memchr finds the NUL).
-    core::ffi::CStr::from_bytes_until_nul(bytemuck_i8(buf))
-        .map_err(|_| bad("unterminated fixed-size string"))?
-        .to_str()
-        .map_err(|_| bad("string is not UTF-8"))
+    // c_char is i8 here; view it as bytes. Keys and namespaces are short and almost always
+    // ASCII: one pass finds the NUL and checks for ASCII, with no call.
+    let bytes = bytemuck_i8(buf);
+    let mut ascii = true;
+    for (len, &c) in bytes.iter().enumerate() {
+        if c == 0 {
+            return utf8(&bytes[..len], ascii);
+        }
+        ascii &= c < 0x80;
+    }
+    Err(bad("unterminated fixed-size string"))
+}
+
+/// `bytes` as a `str`; `ascii` says the caller already found every byte below 0x80.
+fn utf8(bytes: &[u8], ascii: bool) -> Result<&str, AbiError> {
+    if ascii {
+        debug_assert!(bytes.is_ascii());
+        // SAFETY: every byte is below 0x80 (the caller checked), and ASCII is valid UTF-8.
+        return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
+    }
+    core::str::from_utf8(bytes).map_err(|_| bad("string is not UTF-8"))
 }
 
 fn bytemuck_i8(s: &[c_char]) -> &[u8] {
@@ -101,14 +117,29 @@ pub unsafe fn c_str<'a>(p: *const c_char, max: usize) -> Result<&'a str, AbiErro
     if p.is_null() {
         return Err(bad("NULL string"));
     }
+    // Short strings (keys): one inline pass finds the NUL and checks for ASCII; longer ones
+    // go to strnlen and the full UTF-8 check.
+    const SHORT: usize = 64;
+    let p = p.cast::<u8>();
+    let mut ascii = true;
+    for len in 0..SHORT.min(max + 1) {
+        // SAFETY: bytes before the NUL and the NUL itself are readable (caller contract), and
+        // the loop stops at the first NUL, within max + 1 bytes.
+        let c = unsafe { *p.add(len) };
+        if c == 0 {
+            // SAFETY: `len` bytes from `p` were just read and found NUL-free.
+            return utf8(unsafe { core::slice::from_raw_parts(p, len) }, ascii);
+        }
+        ascii &= c < 0x80;
+    }
     // SAFETY: the caller promises `p` is readable up to its NUL or max + 1 bytes; strnlen reads
     // no further.
-    let len = unsafe { libc::strnlen(p, max + 1) };
+    let len = unsafe { libc::strnlen(p.cast(), max + 1) };
     if len > max {
         return Err(bad(format!("string longer than {max} bytes")));
     }
     // SAFETY: `len` bytes from `p` were just found readable and NUL-free.
-    let bytes = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), len) };
+    let bytes = unsafe { core::slice::from_raw_parts(p, len) };
     core::str::from_utf8(bytes).map_err(|_| bad("string is not UTF-8"))
 }
 
