@@ -17,8 +17,9 @@ use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
-use crate::bytes::{slice_at, u16_at, u32_at, u64_at, Encoder, Sink};
+use crate::bytes::{same_bytes, slice_at, u16_at, u32_at, u64_at, Encoder, Sink};
 use crate::error::{Error, Result};
+use crate::jobdata::keys::{default_realm, DefaultRealm};
 use crate::layout::{
     entry_hash, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, Realm, TableHeader,
     COLUMNS, ENTRY_RAW_BYTES, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN, VALUE_ALIGN,
@@ -940,7 +941,7 @@ pub struct TableView {
 }
 
 /// What a [`TableView`] knows of one key id without probing the entry index.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct KeyInfo {
     /// Bit `min(class, 31)` is set when the key has an entry of that class.
     classes: u32,
@@ -948,6 +949,19 @@ struct KeyInfo {
     job: u32,
     /// 1 + the proc column holding the key; 0 when none does.
     column: u8,
+    /// The key's default realm (standard 6.1), so a job-data get does not match its name.
+    default: DefaultRealm,
+}
+
+impl Default for KeyInfo {
+    fn default() -> Self {
+        KeyInfo {
+            classes: 0,
+            job: 0,
+            column: 0,
+            default: DefaultRealm::Proc,
+        }
+    }
 }
 
 /// The [`KeyInfo::classes`] bit of entry class `class`.
@@ -1011,12 +1025,16 @@ impl TableView {
         if h.key_count > 0 {
             slice_at(b, h.strings_off, h.strings_len).ok_or_else(corrupt("key strings"))?;
         }
-        for k in 0..h.key_count as u64 {
-            let rec = (h.keys_off + k * KEY_REC) as usize;
+        let mut keys = vec![KeyInfo::default(); h.key_count as usize].into_boxed_slice();
+        for (k, info) in keys.iter_mut().enumerate() {
+            let rec = (h.keys_off + k as u64 * KEY_REC) as usize;
             let off = u32_at(b, rec + 8).ok_or_else(corrupt("key record"))? as u64;
             let len = u32_at(b, rec + 12).ok_or_else(corrupt("key record"))? as u64;
             if len == 0 || len > MAX_KEY_LEN as u64 || off + len > h.strings_len {
                 return Err(Error::Corrupt("key string out of bounds"));
+            }
+            if let Some(Ok(name)) = slice_at(b, h.strings_off + off, len).map(std::str::from_utf8) {
+                info.default = default_realm(name);
             }
         }
         for (off, slots, count) in [
@@ -1030,7 +1048,6 @@ impl TableView {
                 }
             }
         }
-        let mut keys = vec![KeyInfo::default(); h.key_count as usize].into_boxed_slice();
         for e in 0..h.entry_count as u64 {
             let rec = (h.entries_off + e * ENTRY_REC) as usize;
             let key_id = u32_at(b, rec + 8).ok_or_else(corrupt("entry record"))?;
@@ -1128,12 +1145,17 @@ impl TableView {
             }
             let kid = slot - 1;
             let rec = (self.h.keys_off + kid as u64 * KEY_REC) as usize;
-            if u64_at(b, rec)? == hash && self.key_str(kid)? == key {
+            if u64_at(b, rec)? == hash && same_bytes(self.key_str(kid)?, key) {
                 return Some(kid);
             }
             s = (s + 1) & mask;
         }
         None
+    }
+
+    /// The default realm of key `kid` (its name's, standard 6.1; computed at map time).
+    pub(crate) fn default_realm(&self, kid: u32) -> Option<DefaultRealm> {
+        self.keys.get(kid as usize).map(|k| k.default)
     }
 
     /// The bytes of key `kid`.
@@ -1176,6 +1198,7 @@ impl TableView {
     }
 
     /// The value of `key` in `realm`.
+    #[inline]
     pub fn get(&self, realm: Realm, key: &str) -> Option<ValueRef<'_>> {
         self.get_by_id(realm, self.key_id(key.as_bytes())?)
     }

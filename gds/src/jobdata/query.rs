@@ -22,6 +22,7 @@ pub enum TargetRank {
 
 impl TargetRank {
     /// From a raw `pmix_rank_t`.
+    #[inline]
     pub fn from_raw(rank: u32) -> TargetRank {
         match rank {
             RANK_WILDCARD => TargetRank::Wildcard,

@@ -155,7 +155,10 @@ pub fn get_with_resources_by<'t>(
     }
 
     // 2-4. Default realms.
-    let default = default_realm(key);
+    let default = match kid {
+        Some(k) => t.default_realm(k).unwrap_or_else(|| default_realm(key)),
+        None => default_realm(key),
+    };
     if let Some(v) = target.and_then(proc_value) {
         return Ok(v);
     }
@@ -164,7 +167,8 @@ pub fn get_with_resources_by<'t>(
         DefaultRealm::App => found(app()?),
         DefaultRealm::Node => node_value(node()?),
         DefaultRealm::Job => {
-            if NODE_SELECTABLE_JOB_KEYS.contains(&key) {
+            let selector = q.nodeid.is_some() || q.hostname.is_some();
+            if selector && NODE_SELECTABLE_JOB_KEYS.contains(&key) {
                 if let Some(id) = selected()? {
                     return node_value(Realm::Node(id));
                 }
