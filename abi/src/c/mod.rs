@@ -79,6 +79,7 @@ fn bad(what: impl Into<String>) -> AbiError {
 }
 
 /// A fixed-size C character buffer (key, nspace) as a string: it must hold a NUL.
+#[inline]
 pub fn fixed_str(buf: &[c_char]) -> Result<&str, AbiError> {
     // c_char is i8 here; view it as bytes. Keys and namespaces are short and almost always
     // ASCII: one pass finds the NUL and checks for ASCII, with no call.
@@ -94,6 +95,7 @@ pub fn fixed_str(buf: &[c_char]) -> Result<&str, AbiError> {
 }
 
 /// `bytes` as a `str`; `ascii` says the caller already found every byte below 0x80.
+#[inline]
 fn utf8(bytes: &[u8], ascii: bool) -> Result<&str, AbiError> {
     if ascii {
         debug_assert!(bytes.is_ascii());
@@ -113,6 +115,7 @@ fn bytemuck_i8(s: &[c_char]) -> &[u8] {
 ///
 /// # Safety
 /// `p` is NULL or points to readable memory up to its NUL or `max + 1` bytes.
+#[inline]
 pub unsafe fn c_str<'a>(p: *const c_char, max: usize) -> Result<&'a str, AbiError> {
     if p.is_null() {
         return Err(bad("NULL string"));
@@ -858,6 +861,7 @@ pub unsafe fn read_proc(p: *const pmix_proc_t) -> Result<(String, u32), AbiError
 ///
 /// # Safety
 /// `p` is NULL or points to a readable `pmix_proc_t` that outlives `'a`.
+#[inline]
 pub unsafe fn proc_ref<'a>(p: *const pmix_proc_t) -> Result<(&'a str, u32), AbiError> {
     if p.is_null() {
         return Err(bad("NULL proc"));
@@ -868,6 +872,7 @@ pub unsafe fn proc_ref<'a>(p: *const pmix_proc_t) -> Result<(&'a str, u32), AbiE
 }
 
 /// A zeroed (`PMIX_UNDEF`) `pmix_value_t`.
+#[inline]
 pub fn zeroed_value() -> pmix_value_t {
     pmix_value_t {
         type_: t::UNDEF,
