@@ -928,6 +928,34 @@ impl Layout<'_> {
     }
 }
 
+/// [`TableView::node_dense`] from the (key id, node id, entry index) of every node entry: a
+/// key gets a dense array when its largest node id is below 4 x its node entries + 64 (node
+/// ids are dense in a registration: 0..nodes).
+fn dense_node_index(keys: usize, entries: &[(u32, u32, u32)]) -> Box<[Box<[u32]>]> {
+    let mut stats = vec![(0usize, 0u32); keys];
+    for &(kid, id, _) in entries {
+        let s = &mut stats[kid as usize];
+        s.0 += 1;
+        s.1 = s.1.max(id);
+    }
+    let mut dense: Vec<Vec<u32>> = stats
+        .iter()
+        .map(|&(n, max)| {
+            if n > 0 && (max as usize) < 4 * n + 64 {
+                vec![0u32; max as usize + 1]
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    for &(kid, id, e) in entries {
+        if let Some(slot) = dense[kid as usize].get_mut(id as usize) {
+            *slot = e + 1;
+        }
+    }
+    dense.into_iter().map(Vec::into_boxed_slice).collect()
+}
+
 /// A mapped, validated table.
 pub struct TableView {
     values: ValidatedValues,
@@ -938,6 +966,11 @@ pub struct TableView {
     /// once at map time; the shared bytes are never written): lets a get skip the entry index
     /// for the job realm and for realms the key has no entry in.
     keys: Box<[KeyInfo]>,
+    /// Per key id, 1 + the entry index of (node `id`, key) at `[id]` (0: none), when the key's
+    /// node entries are dense enough; empty otherwise. A node value (a rank's hostname, the
+    /// node size) is then one array read instead of a probe of the entry index, which is a
+    /// cache miss in a big table.
+    node_dense: Box<[Box<[u32]>]>,
 }
 
 /// What a [`TableView`] knows of one key id without probing the entry index.
@@ -970,6 +1003,7 @@ const fn class_bit(class: u16) -> u32 {
 }
 
 const JOB_CLASS_ID: (u16, u32) = Realm::Job.class_id();
+const NODE_CLASS: u16 = Realm::Node(0).class_id().0;
 
 const KEY_REC: u64 = size_of::<KeyEntry>() as u64;
 const ENTRY_REC: u64 = size_of::<Entry>() as u64;
@@ -1048,6 +1082,7 @@ impl TableView {
                 }
             }
         }
+        let mut node_entries: Vec<(u32, u32, u32)> = Vec::new();
         for e in 0..h.entry_count as u64 {
             let rec = (h.entries_off + e * ENTRY_REC) as usize;
             let key_id = u32_at(b, rec + 8).ok_or_else(corrupt("entry record"))?;
@@ -1062,7 +1097,12 @@ impl TableView {
             if (class, id) == JOB_CLASS_ID {
                 k.job = e as u32 + 1;
             }
+            if class == NODE_CLASS {
+                node_entries.push((key_id, id, e as u32));
+            }
         }
+        let node_dense = dense_node_index(keys.len(), &node_entries);
+        drop(node_entries);
         let values =
             ValidatedValues::validate(map, h.entries_off as usize, h.entry_count as usize)?;
         let mut view = TableView {
@@ -1070,6 +1110,7 @@ impl TableView {
             h,
             columns: [None; COLUMNS.len()],
             keys,
+            node_dense,
         };
         if h.column_mask >> COLUMNS.len() != 0 {
             return Err(Error::Corrupt("unknown proc column"));
@@ -1218,8 +1259,14 @@ impl TableView {
         if info.classes & class_bit(class) == 0 {
             return None;
         }
+        let dense = match class {
+            NODE_CLASS => self.node_dense.get(kid as usize).filter(|d| !d.is_empty()),
+            _ => None,
+        };
         let e = if (class, id) == JOB_CLASS_ID {
             info.job.checked_sub(1)? as usize
+        } else if let Some(d) = dense {
+            d.get(id as usize)?.checked_sub(1)? as usize
         } else {
             self.entry(realm, kid)?
         };
