@@ -32,6 +32,9 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if (8..=16).contains(&n) {
         return u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8);
     }
+    if (4..8).contains(&n) {
+        return u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4);
+    }
     a == b
 }
 

@@ -33,6 +33,17 @@ impl TargetRank {
 }
 
 impl Qualifiers {
+    /// Whether no realm qualifier or selector is given (PMIX_OPTIONAL / PMIX_IMMEDIATE change
+    /// nothing in the store).
+    #[inline]
+    pub fn is_plain(&self) -> bool {
+        !(self.session_info || self.job_info || self.app_info || self.node_info || self.proc_info)
+            && self.session_id.is_none()
+            && self.appnum.is_none()
+            && self.hostname.is_none()
+            && self.nodeid.is_none()
+    }
+
     /// No qualifier at all (what `Default` gives), usable in a `static`.
     pub const NONE: Qualifiers = Qualifiers {
         session_info: false,

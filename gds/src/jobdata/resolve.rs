@@ -68,6 +68,25 @@ pub fn get_with_resources_by<'t>(
     // The key is hashed and probed once; every realm below looks it up by id.
     let kid = t.key_id(key.as_bytes());
     let in_t = |realm: Realm| kid.and_then(|k| t.get_by_id(realm, k));
+    // Fast path, most gets: no qualifier; a job key of rank WILDCARD (rules 2 and 4), or a
+    // value the rank itself holds (rule 3). Anything else takes the general path below.
+    if q.is_plain() {
+        if let Some(k) = kid {
+            match rank {
+                TargetRank::Wildcard => {
+                    if let Some(DefaultRealm::Job | DefaultRealm::Proc) = t.default_realm(k) {
+                        return t.get_by_id(Realm::Job, k).ok_or(Error::NotFound);
+                    }
+                }
+                TargetRank::Rank(r) => {
+                    if let Some(v) = t.get_by_id(Realm::Proc(r), k) {
+                        return Ok(v);
+                    }
+                }
+                TargetRank::Undef => {}
+            }
+        }
+    }
     let found = |realm: Realm| in_t(realm).ok_or(Error::NotFound);
     // A node value: the namespace's own, else the resources' for the same hostname.
     let node_value = |realm: Realm| -> Result<ValueRef<'t>> {
