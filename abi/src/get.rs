@@ -37,6 +37,16 @@ pub struct GetRequest {
     pub unknown_required: bool,
 }
 
+/// The request of a PMIx_Get with no directives (`ninfo` 0): shared, so the hot path builds
+/// and drops nothing.
+pub static NO_DIRECTIVES: GetRequest = GetRequest {
+    qualifiers: Qualifiers::NONE,
+    data_scope: None,
+    mode: Mode::Copy,
+    unknown: Vec::new(),
+    unknown_required: false,
+};
+
 fn flag(v: &Value) -> Result<bool, AbiError> {
     match v {
         Value::Bool(b) => Ok(*b),

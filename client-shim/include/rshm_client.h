@@ -43,6 +43,28 @@ pmix_status_t rshm_client_get(const pmix_proc_t *proc_,
                               size_t ninfo,
                               pmix_value_t **val);
 
+// [`rshm_client_get`] into the caller's `*val` (like `PMIX_GET_STATIC_VALUES`, whatever the
+// directives say): no allocation for scalars. `*val` is overwritten (it must own nothing);
+// strings, byte objects and other non-scalar data inside it are malloc'd, so the caller
+// releases them with `PMIX_VALUE_DESTRUCT` (or `rshm_client_value_destruct`). On failure
+// `*val` is left `PMIX_UNDEF`.
+//
+// # Safety
+// As [`rshm_client_get`], except that `val` points to the caller's `pmix_value_t` storage.
+pmix_status_t rshm_client_get_into(const pmix_proc_t *proc_,
+                                   const char *key,
+                                   const pmix_info_t *info,
+                                   size_t ninfo,
+                                   pmix_value_t *val);
+
+// Release what `rshm_client_get_into` (or static mode) wrote inside `*val`, not `val` itself
+// (the same as `PMIX_VALUE_DESTRUCT`, for callers that do not link libpmix); leaves it
+// `PMIX_UNDEF`.
+//
+// # Safety
+// `val` is NULL or a `pmix_value_t` written by `rshm_client_get_into`.
+void rshm_client_value_destruct(pmix_value_t *val);
+
 // Release a value returned by `rshm_client_get` in the default mode (the same as
 // `PMIX_VALUE_RELEASE`, for callers that do not link libpmix).
 //

@@ -91,11 +91,13 @@ impl Client {
         let job = self.reader.table_arc(pin, ns, part::DATA);
         let from_job = |job: Result<&'p Arc<TableView>>| {
             let t = job?;
-            let res = self
-                .reader
-                .table(pin, resources::NAMESPACE, part::RESOURCES)
-                .ok();
-            let v = jobdata::get_with_resources(t, res, caller, target, key, &req.qualifiers)?;
+            // The resources table is looked up only for a node value the namespace lacks.
+            let res = || {
+                self.reader
+                    .table(pin, resources::NAMESPACE, part::RESOURCES)
+                    .ok()
+            };
+            let v = jobdata::get_with_resources_by(t, res, caller, target, key, &req.qualifiers)?;
             // A value from the resources table borrows that mapping; the job table handle is
             // kept for pointer mode, so resources answers are copied there (see `hold`).
             Ok((v, t))

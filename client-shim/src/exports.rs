@@ -6,7 +6,10 @@ use core::ffi::c_char;
 use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use abi::c::{alloc_stored, c_str, free_value, info_slice, proc_ref, write_stored};
+use abi::c::{
+    alloc_stored, c_str, destruct_value, free_value, info_slice, proc_ref, write_stored,
+    zeroed_value,
+};
 use abi::get::{self, GetRequest, Mode};
 use abi::types::status::PMIX_ERR_EXISTS;
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
@@ -123,27 +126,102 @@ pub unsafe extern "C" fn rshm_client_get(
     val: *mut *mut pmix_value_t,
 ) -> pmix_status_t {
     ffi_call(|| {
+        if ninfo == 0 {
+            // SAFETY: forwarded caller contract.
+            return unsafe { rshm_client_get_with(proc_, key, &get::NO_DIRECTIVES, val) };
+        }
         // SAFETY: forwarded caller contract.
         let req = unsafe { parse_request(info, ninfo) }?;
-        if req.unknown_required {
-            return Err(AbiError::NotSupported(format!(
-                "required directive(s) {:?}",
-                req.unknown
-            )));
-        }
         // SAFETY: forwarded caller contract.
         unsafe { rshm_client_get_with(proc_, key, &req, val) }
     })
 }
 
+/// [`rshm_client_get`] into the caller's `*val` (like `PMIX_GET_STATIC_VALUES`, whatever the
+/// directives say): no allocation for scalars. `*val` is overwritten (it must own nothing);
+/// strings, byte objects and other non-scalar data inside it are malloc'd, so the caller
+/// releases them with `PMIX_VALUE_DESTRUCT` (or `rshm_client_value_destruct`). On failure
+/// `*val` is left `PMIX_UNDEF`.
+///
+/// # Safety
+/// As [`rshm_client_get`], except that `val` points to the caller's `pmix_value_t` storage.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_client_get_into(
+    proc_: *const pmix_proc_t,
+    key: *const c_char,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    val: *mut pmix_value_t,
+) -> pmix_status_t {
+    ffi_call(|| {
+        if val.is_null() {
+            return Err(AbiError::BadParam("NULL val".into()));
+        }
+        // SAFETY: the caller's storage (contract); it owns nothing, so overwriting leaks nothing.
+        let out = unsafe { &mut *val };
+        *out = zeroed_value();
+        let parsed;
+        let req = if ninfo == 0 {
+            &get::NO_DIRECTIVES
+        } else {
+            // SAFETY: forwarded caller contract.
+            parsed = unsafe { parse_request(info, ninfo) }?;
+            &parsed
+        };
+        // SAFETY: valid pmix_proc_t and NUL-terminated key (caller contract).
+        let (ns, rank, key) = unsafe { get_args(proc_, key) }?;
+        with_client(|client| {
+            let pin = client.reader().pin();
+            let (v, _) = client.get(&pin, ns, rank, key, req)?;
+            write_stored(out, &v)
+        })
+    })
+}
+
+/// Release what `rshm_client_get_into` (or static mode) wrote inside `*val`, not `val` itself
+/// (the same as `PMIX_VALUE_DESTRUCT`, for callers that do not link libpmix); leaves it
+/// `PMIX_UNDEF`.
+///
+/// # Safety
+/// `val` is NULL or a `pmix_value_t` written by `rshm_client_get_into`.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_client_value_destruct(val: *mut pmix_value_t) {
+    let _ = ffi_call(|| {
+        if !val.is_null() {
+            // SAFETY: a value written by rshm_client_get_into (caller contract).
+            destruct_value(unsafe { &mut *val });
+        }
+        Ok(())
+    });
+}
+
 /// # Safety
 /// As [`rshm_client_get`]'s `info`/`ninfo`.
 unsafe fn parse_request(info: *const pmix_info_t, ninfo: usize) -> Result<GetRequest, AbiError> {
-    if ninfo == 0 {
-        return Ok(GetRequest::default());
-    }
     // SAFETY: `ninfo` readable infos at `info` (caller contract).
-    get::parse(unsafe { info_slice(info, ninfo) }?)
+    let req = get::parse(unsafe { info_slice(info, ninfo) }?)?;
+    if req.unknown_required {
+        return Err(AbiError::NotSupported(format!(
+            "required directive(s) {:?}",
+            req.unknown
+        )));
+    }
+    Ok(req)
+}
+
+/// The namespace, rank and key of a Get.
+///
+/// # Safety
+/// As [`rshm_client_get`]'s `proc_` and `key`.
+unsafe fn get_args<'a>(
+    proc_: *const pmix_proc_t,
+    key: *const c_char,
+) -> Result<(&'a str, u32, &'a str), AbiError> {
+    // SAFETY: valid pmix_proc_t (caller contract).
+    let (ns, rank) = unsafe { proc_ref(proc_) }?;
+    // SAFETY: NUL-terminated key (caller contract).
+    let key = unsafe { c_str(key, KEY_BUF - 1) }?;
+    Ok((ns, rank, key))
 }
 
 /// The body of `rshm_client_get` for an already parsed request (the preload uses it after
@@ -161,9 +239,7 @@ pub unsafe fn rshm_client_get_with(
         return Err(AbiError::BadParam("NULL val".into()));
     }
     // SAFETY: valid pmix_proc_t and NUL-terminated key (caller contract).
-    let (ns, rank) = unsafe { proc_ref(proc_) }?;
-    // SAFETY: as above.
-    let key = unsafe { c_str(key, KEY_BUF - 1) }?;
+    let (ns, rank, key) = unsafe { get_args(proc_, key) }?;
     with_client(|client| {
         let pin = client.reader().pin();
         let (v, table) = client.get(&pin, ns, rank, key, req)?;

@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
+use crate::bytes::same_bytes;
 use crate::dir::StoreDir;
 use crate::error::{Error, Result};
 use crate::layout::{Kind, Realm, ROOT_GEN_OFF};
@@ -151,7 +152,9 @@ impl Snapshot {
             return Err(Miss::Err(Error::NotFound));
         };
         let cached = self.recent.iter().find_map(|c| match c.get() {
-            Some((name, p, i)) if *p == part && **name == *ns => Some(*i),
+            Some((name, p, i)) if *p == part && same_bytes(name.as_bytes(), ns.as_bytes()) => {
+                Some(*i)
+            }
             _ => None,
         });
         let found = match cached {
@@ -215,10 +218,12 @@ impl Reader {
 
     /// Pin the calling thread. Hold the pin across many gets; values borrowed through it stay
     /// mapped until it is dropped, even if the store moves on.
+    #[inline]
     pub fn pin(&self) -> Pin {
         Pin(epoch::pin())
     }
 
+    #[inline]
     fn published_gen(&self) -> u64 {
         match atomic_u64(self.anchor.bytes(), ROOT_GEN_OFF) {
             // R1
@@ -255,6 +260,7 @@ impl Reader {
 
     /// The snapshot for a get: the current one, after moving to a newer generation if the anchor
     /// names one.
+    #[inline]
     fn snapshot<'p>(&self, pin: &'p Pin) -> Result<&'p Snapshot> {
         let snap = self.current.load(&pin.0);
         if snap.gen == self.published_gen() {
@@ -281,6 +287,7 @@ impl Reader {
     }
 
     /// The mapped table `part` of namespace `ns` in the current generation.
+    #[inline]
     pub fn table<'p>(&self, pin: &'p Pin, ns: &str, part: u32) -> Result<&'p TableView> {
         self.table_arc(pin, ns, part).map(|t| &**t)
     }
@@ -288,6 +295,7 @@ impl Reader {
     /// [`Reader::table`] as the shared handle of its mapping: holding a clone keeps the table's
     /// bytes mapped after the pin is dropped and the store moves on (the C client's
     /// PMIX_GET_POINTER_VALUES values live that long).
+    #[inline]
     pub fn table_arc<'p>(&self, pin: &'p Pin, ns: &str, part: u32) -> Result<&'p Arc<TableView>> {
         let mut snap = self.snapshot(pin)?;
         for _ in 0..STALE_RETRIES {

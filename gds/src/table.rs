@@ -17,8 +17,9 @@ use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
-use crate::bytes::{slice_at, u16_at, u32_at, u64_at, Encoder, Sink};
+use crate::bytes::{same_bytes, slice_at, u16_at, u32_at, u64_at, Encoder, Sink};
 use crate::error::{Error, Result};
+use crate::jobdata::keys::{default_realm, DefaultRealm};
 use crate::layout::{
     entry_hash, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, Realm, TableHeader,
     COLUMNS, ENTRY_RAW_BYTES, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN, VALUE_ALIGN,
@@ -945,13 +946,82 @@ impl Layout<'_> {
     }
 }
 
+/// [`TableView::node_dense`] from the (key id, node id, entry index) of every node entry: a
+/// key gets a dense array when its largest node id is below 4 x its node entries + 64 (node
+/// ids are dense in a registration: 0..nodes).
+fn dense_node_index(keys: usize, entries: &[(u32, u32, u32)]) -> Box<[Box<[u32]>]> {
+    let mut stats = vec![(0usize, 0u32); keys];
+    for &(kid, id, _) in entries {
+        let s = &mut stats[kid as usize];
+        s.0 += 1;
+        s.1 = s.1.max(id);
+    }
+    let mut dense: Vec<Vec<u32>> = stats
+        .iter()
+        .map(|&(n, max)| {
+            if n > 0 && (max as usize) < 4 * n + 64 {
+                vec![0u32; max as usize + 1]
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    for &(kid, id, e) in entries {
+        if let Some(slot) = dense[kid as usize].get_mut(id as usize) {
+            *slot = e + 1;
+        }
+    }
+    dense.into_iter().map(Vec::into_boxed_slice).collect()
+}
+
 /// A mapped, validated table.
 pub struct TableView {
     values: ValidatedValues,
     h: TableHeader,
     /// Per column: (key id, byte offset) when present.
     columns: [Option<(u32, usize)>; COLUMNS.len()],
+    /// Per key id, what the reader learnt about it while validating (process-local, built
+    /// once at map time; the shared bytes are never written): lets a get skip the entry index
+    /// for the job realm and for realms the key has no entry in.
+    keys: Box<[KeyInfo]>,
+    /// Per key id, 1 + the entry index of (node `id`, key) at `[id]` (0: none), when the key's
+    /// node entries are dense enough; empty otherwise. A node value (a rank's hostname, the
+    /// node size) is then one array read instead of a probe of the entry index, which is a
+    /// cache miss in a big table.
+    node_dense: Box<[Box<[u32]>]>,
 }
+
+/// What a [`TableView`] knows of one key id without probing the entry index.
+#[derive(Clone, Copy)]
+struct KeyInfo {
+    /// Bit `min(class, 31)` is set when the key has an entry of that class.
+    classes: u32,
+    /// 1 + the entry index of (job realm, key); 0 when there is none.
+    job: u32,
+    /// 1 + the proc column holding the key; 0 when none does.
+    column: u8,
+    /// The key's default realm (standard 6.1), so a job-data get does not match its name.
+    default: DefaultRealm,
+}
+
+impl Default for KeyInfo {
+    fn default() -> Self {
+        KeyInfo {
+            classes: 0,
+            job: 0,
+            column: 0,
+            default: DefaultRealm::Proc,
+        }
+    }
+}
+
+/// The [`KeyInfo::classes`] bit of entry class `class`.
+const fn class_bit(class: u16) -> u32 {
+    1 << if class < 31 { class as u32 } else { 31 }
+}
+
+const JOB_CLASS_ID: (u16, u32) = Realm::Job.class_id();
+const NODE_CLASS: u16 = Realm::Node(0).class_id().0;
 
 const KEY_REC: u64 = size_of::<KeyEntry>() as u64;
 const ENTRY_REC: u64 = size_of::<Entry>() as u64;
@@ -1007,12 +1077,16 @@ impl TableView {
         if h.key_count > 0 {
             slice_at(b, h.strings_off, h.strings_len).ok_or_else(corrupt("key strings"))?;
         }
-        for k in 0..h.key_count as u64 {
-            let rec = (h.keys_off + k * KEY_REC) as usize;
+        let mut keys = vec![KeyInfo::default(); h.key_count as usize].into_boxed_slice();
+        for (k, info) in keys.iter_mut().enumerate() {
+            let rec = (h.keys_off + k as u64 * KEY_REC) as usize;
             let off = u32_at(b, rec + 8).ok_or_else(corrupt("key record"))? as u64;
             let len = u32_at(b, rec + 12).ok_or_else(corrupt("key record"))? as u64;
             if len == 0 || len > MAX_KEY_LEN as u64 || off + len > h.strings_len {
                 return Err(Error::Corrupt("key string out of bounds"));
+            }
+            if let Some(Ok(name)) = slice_at(b, h.strings_off + off, len).map(std::str::from_utf8) {
+                info.default = default_realm(name);
             }
         }
         for (off, slots, count) in [
@@ -1026,19 +1100,35 @@ impl TableView {
                 }
             }
         }
+        let mut node_entries: Vec<(u32, u32, u32)> = Vec::new();
         for e in 0..h.entry_count as u64 {
             let rec = (h.entries_off + e * ENTRY_REC) as usize;
             let key_id = u32_at(b, rec + 8).ok_or_else(corrupt("entry record"))?;
-            if key_id >= h.key_count {
+            let class = u16_at(b, rec).ok_or_else(corrupt("entry record"))?;
+            let id = u32_at(b, rec + 4).ok_or_else(corrupt("entry record"))?;
+            let Some(k) = keys.get_mut(key_id as usize) else {
                 return Err(Error::Corrupt("entry key id out of range"));
+            };
+            k.classes |= class_bit(class);
+            // (class, id, key) is unique in a valid table; in a corrupt one any of the
+            // duplicates is as good an answer as the index's (all were validated).
+            if (class, id) == JOB_CLASS_ID {
+                k.job = e as u32 + 1;
+            }
+            if class == NODE_CLASS {
+                node_entries.push((key_id, id, e as u32));
             }
         }
+        let node_dense = dense_node_index(keys.len(), &node_entries);
+        drop(node_entries);
         let values =
             ValidatedValues::validate(map, h.entries_off as usize, h.entry_count as usize)?;
         let mut view = TableView {
             values,
             h,
             columns: [None; COLUMNS.len()],
+            keys,
+            node_dense,
         };
         if h.column_mask >> COLUMNS.len() != 0 {
             return Err(Error::Corrupt("unknown proc column"));
@@ -1057,6 +1147,9 @@ impl TableView {
                 .key_id(col.key.as_bytes())
                 .ok_or_else(corrupt("proc column key"))?;
             view.columns[c] = Some((kid, off as usize));
+            if let Some(k) = view.keys.get_mut(kid as usize) {
+                k.column = c as u8 + 1;
+            }
             off += len;
         }
         Ok(view)
@@ -1064,14 +1157,18 @@ impl TableView {
 
     /// The proc-column value of (`rank`, key id `kid`), if a column holds it.
     fn column(&self, kid: u32, rank: u32) -> Option<ValueRef<'_>> {
+        match self.keys.get(kid as usize)?.column {
+            0 => None,
+            c => self.column_at(c as usize - 1, rank),
+        }
+    }
+
+    /// The value of `rank` in proc column `c`, if present.
+    fn column_at(&self, c: usize, rank: u32) -> Option<ValueRef<'_>> {
         if rank >= self.h.rank_count {
             return None;
         }
-        let c = self
-            .columns
-            .iter()
-            .position(|c| c.is_some_and(|(k, _)| k == kid))?;
-        let (_, off) = self.columns[c]?;
+        let (_, off) = *self.columns.get(c)?.as_ref()?;
         let b = self.bytes();
         let v = match COLUMNS[c].kind {
             ColumnKind::Uint16 => match u16_at(b, off + rank as usize * 2)? {
@@ -1107,12 +1204,17 @@ impl TableView {
             }
             let kid = slot - 1;
             let rec = (self.h.keys_off + kid as u64 * KEY_REC) as usize;
-            if u64_at(b, rec)? == hash && self.key_str(kid)? == key {
+            if u64_at(b, rec)? == hash && same_bytes(self.key_str(kid)?, key) {
                 return Some(kid);
             }
             s = (s + 1) & mask;
         }
         None
+    }
+
+    /// The default realm of key `kid` (its name's, standard 6.1; computed at map time).
+    pub(crate) fn default_realm(&self, kid: u32) -> Option<DefaultRealm> {
+        self.keys.get(kid as usize).map(|k| k.default)
     }
 
     /// The bytes of key `kid`.
@@ -1155,6 +1257,7 @@ impl TableView {
     }
 
     /// The value of `key` in `realm`.
+    #[inline]
     pub fn get(&self, realm: Realm, key: &str) -> Option<ValueRef<'_>> {
         self.get_by_id(realm, self.key_id(key.as_bytes())?)
     }
@@ -1162,14 +1265,30 @@ impl TableView {
     /// The value of key id `kid` (from [`TableView::key_id`]) in `realm`: for callers that look
     /// one key up in several realms, so the key is hashed and probed once.
     pub fn get_by_id(&self, realm: Realm, kid: u32) -> Option<ValueRef<'_>> {
-        if let Realm::Proc(rank) = realm {
-            if let Some(v) = self.column(kid, rank) {
+        let info = *self.keys.get(kid as usize)?;
+        if let (Realm::Proc(rank), c @ 1..) = (realm, info.column) {
+            if let Some(v) = self.column_at(c as usize - 1, rank) {
                 return Some(v);
             }
         }
-        self.values
-            .value(self.entry(realm, kid)?)
-            .map(ValueRef::from)
+        let (class, id) = realm.class_id();
+        // No entry of this class has the key: no need to probe (a cold probe is a cache miss
+        // or two in a big table).
+        if info.classes & class_bit(class) == 0 {
+            return None;
+        }
+        let dense = match class {
+            NODE_CLASS => self.node_dense.get(kid as usize).filter(|d| !d.is_empty()),
+            _ => None,
+        };
+        let e = if (class, id) == JOB_CLASS_ID {
+            info.job.checked_sub(1)? as usize
+        } else if let Some(d) = dense {
+            d.get(id as usize)?.checked_sub(1)? as usize
+        } else {
+            self.entry(realm, kid)?
+        };
+        self.values.value(e).map(ValueRef::from)
     }
 
     /// Every value: the entries in (realm, key) order, then the proc columns by column and rank.

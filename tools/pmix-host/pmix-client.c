@@ -11,7 +11,8 @@
  *        then waits ~2 s (answering TIMEOUT) for a missing non-reserved
  *        key of a local process.
  *   -d   direct: no PMIx_Init; rshm_client_attach(NULL, NULL) from LIB (dlopen) and every
- *        Get is rshm_client_get (rshm_client.h). Only Get lines, bench, stats, firstget, du
+ *        Get is rshm_client_get (rshm_client.h); with RSHM_BENCH_INTO=1 in the environment,
+ *        bench lines time rshm_client_get_into into a stack pmix_value_t instead. Only Get lines, bench, stats, firstget, du
  *        and maps work then (put/commit/fence need a PMIx server: bad corpus line).
  *
  * Corpus lines (blank lines and lines starting with '#' are ignored):
@@ -83,6 +84,12 @@ typedef pmix_status_t (*get_fn_t)(const pmix_proc_t *, const char *, const pmix_
                                   pmix_value_t **);
 static get_fn_t get_fn = PMIx_Get;
 static bool direct = false;
+/* -d with RSHM_BENCH_INTO=1 in the environment: bench lines time rshm_client_get_into (the
+ * value written into a stack pmix_value_t, PMIX_VALUE_DESTRUCT after) instead of
+ * rshm_client_get + PMIX_VALUE_RELEASE. */
+typedef pmix_status_t (*get_into_fn_t)(const pmix_proc_t *, const char *, const pmix_info_t *,
+                                       size_t, pmix_value_t *);
+static get_into_fn_t get_into_fn = NULL;
 static long long init_us = -1, first_get_us = -1, fence_us = -1;
 
 static long long now_us(void)
@@ -278,7 +285,13 @@ static int do_bench(char **tok, int ntok)
             if (ranks) {
                 proc.rank = ranks[b * BATCH + (size_t) i];
             }
-            r = get_fn(&proc, key, NULL, 0, &val);
+            if (get_into_fn) {
+                pmix_value_t v;
+                r = get_into_fn(&proc, key, NULL, 0, &v);
+                PMIX_VALUE_DESTRUCT(&v);
+            } else {
+                r = get_fn(&proc, key, NULL, 0, &val);
+            }
             if (PMIX_SUCCESS == rc || !ranks) {
                 rc = r;
             }
@@ -292,8 +305,9 @@ static int do_bench(char **tok, int ntok)
     char *buf;
     size_t len;
     FILE *out = open_memstream(&buf, &len);
-    fprintf(out, "bench %u %s %s p50_ns=%lld p99_ns=%lld calls=%ld\n", myproc.rank, tok[3],
-            PMIx_Error_string(rc), per[nb / 2], per[(nb * 99) / 100], (long) (nb * BATCH));
+    fprintf(out, "bench %u %s %s p50_ns=%lld p99_ns=%lld calls=%ld%s\n", myproc.rank, tok[3],
+            PMIx_Error_string(rc), per[nb / 2], per[(nb * 99) / 100], (long) (nb * BATCH),
+            get_into_fn ? " via=get_into" : "");
     fclose(out);
     emit(buf, len);
     free(per);
@@ -423,6 +437,10 @@ static pmix_status_t direct_init(const char *libpath)
     memcpy(&rshm_detach, &p, sizeof(p));
     p = direct_sym(lib, "rshm_client_get");
     memcpy(&get_fn, &p, sizeof(p));
+    if (getenv("RSHM_BENCH_INTO") && !strcmp(getenv("RSHM_BENCH_INTO"), "1")) {
+        p = direct_sym(lib, "rshm_client_get_into");
+        memcpy(&get_into_fn, &p, sizeof(p));
+    }
     if (!ns || !rk) {
         ns = getenv("PMIX_NAMESPACE");
         rk = getenv("PMIX_RANK");

@@ -79,15 +79,30 @@ fn bad(what: impl Into<String>) -> AbiError {
 }
 
 /// A fixed-size C character buffer (key, nspace) as a string: it must hold a NUL.
+#[inline]
 pub fn fixed_str(buf: &[c_char]) -> Result<&str, AbiError> {
-    // c_char is i8 here; view it as bytes. Keys are short: a byte loop finds their NUL sooner
-    // than memchr's setup over the whole 512-byte buffer (a registration reads millions).
+    // c_char is i8 here; view it as bytes. Keys and namespaces are short and almost always
+    // ASCII: one pass finds the NUL and checks for ASCII, with no call.
     let bytes = bytemuck_i8(buf);
-    let len = bytes
-        .iter()
-        .position(|&b| b == 0)
-        .ok_or_else(|| bad("unterminated fixed-size string"))?;
-    core::str::from_utf8(&bytes[..len]).map_err(|_| bad("string is not UTF-8"))
+    let mut ascii = true;
+    for (len, &c) in bytes.iter().enumerate() {
+        if c == 0 {
+            return utf8(&bytes[..len], ascii);
+        }
+        ascii &= c < 0x80;
+    }
+    Err(bad("unterminated fixed-size string"))
+}
+
+/// `bytes` as a `str`; `ascii` says the caller already found every byte below 0x80.
+#[inline]
+fn utf8(bytes: &[u8], ascii: bool) -> Result<&str, AbiError> {
+    if ascii {
+        debug_assert!(bytes.is_ascii());
+        // SAFETY: every byte is below 0x80 (the caller checked), and ASCII is valid UTF-8.
+        return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
+    }
+    core::str::from_utf8(bytes).map_err(|_| bad("string is not UTF-8"))
 }
 
 fn bytemuck_i8(s: &[c_char]) -> &[u8] {
@@ -100,18 +115,34 @@ fn bytemuck_i8(s: &[c_char]) -> &[u8] {
 ///
 /// # Safety
 /// `p` is NULL or points to readable memory up to its NUL or `max + 1` bytes.
+#[inline]
 pub unsafe fn c_str<'a>(p: *const c_char, max: usize) -> Result<&'a str, AbiError> {
     if p.is_null() {
         return Err(bad("NULL string"));
     }
+    // Short strings (keys): one inline pass finds the NUL and checks for ASCII; longer ones
+    // go to strnlen and the full UTF-8 check.
+    const SHORT: usize = 64;
+    let p = p.cast::<u8>();
+    let mut ascii = true;
+    for len in 0..SHORT.min(max + 1) {
+        // SAFETY: bytes before the NUL and the NUL itself are readable (caller contract), and
+        // the loop stops at the first NUL, within max + 1 bytes.
+        let c = unsafe { *p.add(len) };
+        if c == 0 {
+            // SAFETY: `len` bytes from `p` were just read and found NUL-free.
+            return utf8(unsafe { core::slice::from_raw_parts(p, len) }, ascii);
+        }
+        ascii &= c < 0x80;
+    }
     // SAFETY: the caller promises `p` is readable up to its NUL or max + 1 bytes; strnlen reads
     // no further.
-    let len = unsafe { libc::strnlen(p, max + 1) };
+    let len = unsafe { libc::strnlen(p.cast(), max + 1) };
     if len > max {
         return Err(bad(format!("string longer than {max} bytes")));
     }
     // SAFETY: `len` bytes from `p` were just found readable and NUL-free.
-    let bytes = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), len) };
+    let bytes = unsafe { core::slice::from_raw_parts(p, len) };
     core::str::from_utf8(bytes).map_err(|_| bad("string is not UTF-8"))
 }
 
@@ -1084,6 +1115,7 @@ pub unsafe fn read_proc(p: *const pmix_proc_t) -> Result<(String, u32), AbiError
 ///
 /// # Safety
 /// `p` is NULL or points to a readable `pmix_proc_t` that outlives `'a`.
+#[inline]
 pub unsafe fn proc_ref<'a>(p: *const pmix_proc_t) -> Result<(&'a str, u32), AbiError> {
     if p.is_null() {
         return Err(bad("NULL proc"));
@@ -1094,6 +1126,7 @@ pub unsafe fn proc_ref<'a>(p: *const pmix_proc_t) -> Result<(&'a str, u32), AbiE
 }
 
 /// A zeroed (`PMIX_UNDEF`) `pmix_value_t`.
+#[inline]
 pub fn zeroed_value() -> pmix_value_t {
     pmix_value_t {
         type_: t::UNDEF,

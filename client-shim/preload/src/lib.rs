@@ -96,19 +96,22 @@ unsafe fn from_store(
     if key.is_null() || proc_.is_null() || val.is_null() || !attached() {
         return Err(());
     }
+    let parsed;
     let req = if ninfo == 0 {
-        get::GetRequest::default()
+        // Nothing to build or drop for the common call.
+        &get::NO_DIRECTIVES
     } else {
         // SAFETY: `ninfo` readable infos at `info` (PMIx_Get's contract).
         let infos = unsafe { info_slice(info, ninfo) }.map_err(drop)?;
-        get::parse(infos).map_err(drop)?
+        parsed = get::parse(infos).map_err(drop)?;
+        &parsed
     };
     if !req.unknown.is_empty() {
         return Err(());
     }
     let status = abi::ffi_call(|| {
         // SAFETY: PMIx_Get's contract is rshm_client_get's.
-        unsafe { rshm_client::rshm_client_get_with(proc_, key, &req, val) }
+        unsafe { rshm_client::rshm_client_get_with(proc_, key, req, val) }
     });
     if status == PMIX_SUCCESS {
         Ok(())

@@ -77,6 +77,7 @@ pub fn default_realm(key: &str) -> DefaultRealm {
 }
 
 /// Reserved keys start with "pmix" (5.3: a client may not post them).
+#[inline]
 pub fn is_reserved(key: &str) -> bool {
     key.starts_with("pmix")
 }

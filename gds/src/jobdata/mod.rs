@@ -13,5 +13,5 @@ pub mod synthetic;
 
 pub use query::{Qualifiers, TargetRank};
 pub use register::{build, JobSummary, RegInfo};
-pub use resolve::{get, get_with_resources, is_local};
+pub use resolve::{get, get_with_resources, get_with_resources_by, is_local};
 pub use resources::Resources;

@@ -22,6 +22,7 @@ pub enum TargetRank {
 
 impl TargetRank {
     /// From a raw `pmix_rank_t`.
+    #[inline]
     pub fn from_raw(rank: u32) -> TargetRank {
         match rank {
             RANK_WILDCARD => TargetRank::Wildcard,
@@ -29,6 +30,34 @@ impl TargetRank {
             r => TargetRank::Rank(r),
         }
     }
+}
+
+impl Qualifiers {
+    /// Whether no realm qualifier or selector is given (PMIX_OPTIONAL / PMIX_IMMEDIATE change
+    /// nothing in the store).
+    #[inline]
+    pub fn is_plain(&self) -> bool {
+        !(self.session_info || self.job_info || self.app_info || self.node_info || self.proc_info)
+            && self.session_id.is_none()
+            && self.appnum.is_none()
+            && self.hostname.is_none()
+            && self.nodeid.is_none()
+    }
+
+    /// No qualifier at all (what `Default` gives), usable in a `static`.
+    pub const NONE: Qualifiers = Qualifiers {
+        session_info: false,
+        job_info: false,
+        app_info: false,
+        node_info: false,
+        proc_info: false,
+        session_id: None,
+        appnum: None,
+        hostname: None,
+        nodeid: None,
+        immediate: false,
+        optional: false,
+    };
 }
 
 /// The qualifiers of a PMIx_Get that job-data retrieval looks at (6.1, 6.2; 5.4 for the last two).
@@ -56,4 +85,14 @@ pub struct Qualifiers {
     pub immediate: bool,
     /// `PMIX_OPTIONAL` ("pmix.optional").
     pub optional: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Qualifiers;
+
+    #[test]
+    fn none_is_default() {
+        assert_eq!(Qualifiers::NONE, Qualifiers::default());
+    }
 }

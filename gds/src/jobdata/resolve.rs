@@ -30,13 +30,6 @@ fn number(t: &TableView, realm: Realm, key: &str) -> Option<u32> {
         .and_then(|n| u32::try_from(n).ok())
 }
 
-fn found<'t>(t: &'t TableView, realm: Realm, key: &str) -> Result<ValueRef<'t>> {
-    match t.get(realm, key) {
-        Some(v) => Ok(v),
-        None => Err(Error::NotFound),
-    }
-}
-
 /// Answer a PMIx_Get of `key` for `rank` of the namespace whose job table is `t`, asked by the
 /// process `caller` of the same namespace (None for a caller outside it, e.g. the server).
 pub fn get<'t>(
@@ -59,12 +52,51 @@ pub fn get_with_resources<'t>(
     key: &str,
     q: &Qualifiers,
 ) -> Result<ValueRef<'t>> {
+    get_with_resources_by(t, || resources, caller, rank, key, q)
+}
+
+/// [`get_with_resources`], with the resources table looked up only when a node value needs
+/// the fallback (a client's get then costs one table lookup, not two).
+pub fn get_with_resources_by<'t>(
+    t: &'t TableView,
+    resources: impl FnOnce() -> Option<&'t TableView>,
+    caller: Option<u32>,
+    rank: TargetRank,
+    key: &str,
+    q: &Qualifiers,
+) -> Result<ValueRef<'t>> {
+    // The key is hashed and probed once; every realm below looks it up by id.
+    let kid = t.key_id(key.as_bytes());
+    let in_t = |realm: Realm| kid.and_then(|k| t.get_by_id(realm, k));
+    // Fast path, most gets: no qualifier; a job key of rank WILDCARD (rules 2 and 4), or a
+    // value the rank itself holds (rule 3). Anything else takes the general path below.
+    if q.is_plain() {
+        if let Some(k) = kid {
+            match rank {
+                TargetRank::Wildcard => {
+                    if let Some(DefaultRealm::Job | DefaultRealm::Proc) = t.default_realm(k) {
+                        return t.get_by_id(Realm::Job, k).ok_or(Error::NotFound);
+                    }
+                }
+                TargetRank::Rank(r) => {
+                    if let Some(v) = t.get_by_id(Realm::Proc(r), k) {
+                        return Ok(v);
+                    }
+                }
+                TargetRank::Undef => {}
+            }
+        }
+    }
+    let found = |realm: Realm| in_t(realm).ok_or(Error::NotFound);
     // A node value: the namespace's own, else the resources' for the same hostname.
     let node_value = |realm: Realm| -> Result<ValueRef<'t>> {
-        if let Some(v) = t.get(realm, key) {
+        if let Some(v) = in_t(realm) {
             return Ok(v);
         }
-        let (Realm::Node(id), Some(res)) = (realm, resources) else {
+        let Realm::Node(id) = realm else {
+            return Err(Error::NotFound);
+        };
+        let Some(res) = resources() else {
             return Err(Error::NotFound);
         };
         let host = t
@@ -73,7 +105,7 @@ pub fn get_with_resources<'t>(
             .ok_or(Error::NotFound)?;
         let rid = number(res, Realm::Meta, &format!("{}{host}", meta::NODE_BY_NAME))
             .ok_or(Error::NotFound)?;
-        found(res, Realm::Node(rid), key)
+        res.get(Realm::Node(rid), key).ok_or(Error::NotFound)
     };
     let target = match rank {
         TargetRank::Rank(r) => Some(r),
@@ -109,9 +141,9 @@ pub fn get_with_resources<'t>(
     let node_of = |r: u32| number(t, Realm::Proc(r), keys::NODEID);
     // A process-level value. A rank's hostname is its node's, read through the node (the
     // registration does not store it per rank when it equals the node's).
-    let proc_value = |r: u32| match t.get(Realm::Proc(r), key) {
+    let proc_value = |r: u32| match in_t(Realm::Proc(r)) {
         Some(v) => Some(v),
-        None if key == keys::HOSTNAME => t.get(Realm::Node(node_of(r)?), keys::HOSTNAME),
+        None if key == keys::HOSTNAME => in_t(Realm::Node(node_of(r)?)),
         None => None,
     };
     let local_node =
@@ -126,13 +158,13 @@ pub fn get_with_resources<'t>(
 
     // 1. Realm qualifiers (6.1).
     if q.session_info {
-        return found(t, session()?, key);
+        return found(session()?);
     }
     if q.job_info {
-        return found(t, Realm::Job, key);
+        return found(Realm::Job);
     }
     if q.app_info {
-        return found(t, app()?, key);
+        return found(app()?);
     }
     if q.node_info {
         return node_value(node()?);
@@ -142,28 +174,32 @@ pub fn get_with_resources<'t>(
     }
 
     // 2-4. Default realms.
-    let default = default_realm(key);
+    let default = match kid {
+        Some(k) => t.default_realm(k).unwrap_or_else(|| default_realm(key)),
+        None => default_realm(key),
+    };
     if let Some(v) = target.and_then(proc_value) {
         return Ok(v);
     }
     match default {
-        DefaultRealm::Session => found(t, session()?, key),
-        DefaultRealm::App => found(t, app()?, key),
+        DefaultRealm::Session => found(session()?),
+        DefaultRealm::App => found(app()?),
         DefaultRealm::Node => node_value(node()?),
         DefaultRealm::Job => {
-            if NODE_SELECTABLE_JOB_KEYS.contains(&key) {
+            let selector = q.nodeid.is_some() || q.hostname.is_some();
+            if selector && NODE_SELECTABLE_JOB_KEYS.contains(&key) {
                 if let Some(id) = selected()? {
                     return node_value(Realm::Node(id));
                 }
             }
             match target {
                 Some(_) => Err(Error::NotFound),
-                None => found(t, Realm::Job, key),
+                None => found(Realm::Job),
             }
         }
         DefaultRealm::Proc => match rank {
             TargetRank::Rank(_) => Err(Error::NotFound),
-            TargetRank::Wildcard => found(t, Realm::Job, key),
+            TargetRank::Wildcard => found(Realm::Job),
             // RANK_UNDEF is for posted (non-reserved) data: the modex issue's.
             TargetRank::Undef => Err(Error::NotFound),
         },

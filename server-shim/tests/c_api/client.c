@@ -599,6 +599,31 @@ static void bad_params(void)
     rshm_client_value_release(NULL);
 }
 
+/* rshm_client_get_into: the value lands in the caller's pmix_value_t. */
+static void get_into(void)
+{
+    pmix_proc_t p;
+    pmix_value_t v;
+    pmix_status_t rc;
+
+    PMIX_LOAD_PROCID(&p, CT_NSPACE, PMIX_RANK_WILDCARD);
+    rc = rshm_client_get_into(&p, PMIX_JOB_SIZE, NULL, 0, &v);
+    report(PMIX_SUCCESS == rc && PMIX_UINT32 == v.type && CT_NRANKS == v.data.uint32,
+           "get_into job size -> %d", rc);
+    rshm_client_value_destruct(&v);
+    rc = rshm_client_get_into(&p, PMIX_CLUSTER_ID, NULL, 0, &v);
+    report(PMIX_SUCCESS == rc && PMIX_STRING == v.type && NULL != v.data.string
+               && 0 == strcmp(v.data.string, CT_CLUSTER_ID),
+           "get_into string -> %d", rc);
+    rshm_client_value_destruct(&v);
+    report(PMIX_UNDEF == v.type, "value_destruct leaves UNDEF");
+    rc = rshm_client_get_into(&p, "ctest.never.posted", NULL, 0, &v);
+    report(PMIX_ERR_NOT_FOUND == rc && PMIX_UNDEF == v.type, "get_into absent key -> %d", rc);
+    rc = rshm_client_get_into(&p, PMIX_JOB_SIZE, NULL, 0, NULL);
+    report(PMIX_ERR_BAD_PARAM == rc, "get_into NULL val -> %d", rc);
+    rshm_client_value_destruct(NULL);
+}
+
 static void attach_detach(void)
 {
     pmix_proc_t self, p;
@@ -663,6 +688,7 @@ int main(int argc, char **argv)
     pointer_card();
     not_found();
     bad_params();
+    get_into();
     attach_detach();
 
     printf("[client %u] summary: %u checks, %u passed, %u failed\n", me, npass + nfail, npass,
