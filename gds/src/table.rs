@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::bytes::{same_bytes, slice_at, u16_at, u32_at, u64_at, Encoder, Sink};
 use crate::error::{Error, Result};
@@ -946,32 +946,21 @@ impl Layout<'_> {
     }
 }
 
-/// [`TableView::node_dense`] from the (key id, node id, entry index) of every node entry: a
-/// key gets a dense array when its largest node id is below 4 x its node entries + 64 (node
-/// ids are dense in a registration: 0..nodes).
-fn dense_node_index(keys: usize, entries: &[(u32, u32, u32)]) -> Box<[Box<[u32]>]> {
-    let mut stats = vec![(0usize, 0u32); keys];
-    for &(kid, id, _) in entries {
-        let s = &mut stats[kid as usize];
-        s.0 += 1;
-        s.1 = s.1.max(id);
-    }
-    let mut dense: Vec<Vec<u32>> = stats
-        .iter()
-        .map(|&(n, max)| {
-            if n > 0 && (max as usize) < 4 * n + 64 {
-                vec![0u32; max as usize + 1]
-            } else {
-                Vec::new()
+/// [`TableView::node_dense`] of one key from the (node id, entry index) of its node entries:
+/// a dense array when the largest node id is below 4 x its node entries + 64 (node ids are
+/// dense in a registration: 0..nodes), else empty.
+fn dense_node_index(entries: &[(u32, u32)]) -> Box<[u32]> {
+    let max = entries.iter().map(|&(id, _)| id).max();
+    match max {
+        Some(max) if (max as usize) < 4 * entries.len() + 64 => {
+            let mut dense = vec![0u32; max as usize + 1];
+            for &(id, e) in entries {
+                dense[id as usize] = e + 1;
             }
-        })
-        .collect();
-    for &(kid, id, e) in entries {
-        if let Some(slot) = dense[kid as usize].get_mut(id as usize) {
-            *slot = e + 1;
+            dense.into_boxed_slice()
         }
+        _ => Box::default(),
     }
-    dense.into_iter().map(Vec::into_boxed_slice).collect()
 }
 
 /// A mapped, validated table.
@@ -984,11 +973,14 @@ pub struct TableView {
     /// once at map time; the shared bytes are never written): lets a get skip the entry index
     /// for the job realm and for realms the key has no entry in.
     keys: Box<[KeyInfo]>,
-    /// Per key id, 1 + the entry index of (node `id`, key) at `[id]` (0: none), when the key's
-    /// node entries are dense enough; empty otherwise. A node value (a rank's hostname, the
+    /// Per key id that has node entries (sorted by key id): 1 + the entry index of (node `id`,
+    /// key) at `[id]` (0: none), when the key's node entries are dense enough; else empty. A node value (a rank's hostname, the
     /// node size) is then one array read instead of a probe of the entry index, which is a
     /// cache miss in a big table.
-    node_dense: Box<[Box<[u32]>]>,
+    ///
+    /// Built on a key's first node get, not at map time: a client pays memory only for the
+    /// node keys it asks (PMIX_HOSTNAME: 4 B per node), so its private memory stays flat in M.
+    node_dense: Box<[(u32, OnceLock<Box<[u32]>>)]>,
 }
 
 /// What a [`TableView`] knows of one key id without probing the entry index.
@@ -1100,7 +1092,6 @@ impl TableView {
                 }
             }
         }
-        let mut node_entries: Vec<(u32, u32, u32)> = Vec::new();
         for e in 0..h.entry_count as u64 {
             let rec = (h.entries_off + e * ENTRY_REC) as usize;
             let key_id = u32_at(b, rec + 8).ok_or_else(corrupt("entry record"))?;
@@ -1115,12 +1106,14 @@ impl TableView {
             if (class, id) == JOB_CLASS_ID {
                 k.job = e as u32 + 1;
             }
-            if class == NODE_CLASS {
-                node_entries.push((key_id, id, e as u32));
-            }
         }
-        let node_dense = dense_node_index(keys.len(), &node_entries);
-        drop(node_entries);
+        // A slot per key that has node entries (a few dozen), not per key: the hostname index
+        // has a key per node.
+        let node_bit = class_bit(NODE_CLASS);
+        let node_dense = (0..keys.len() as u32)
+            .filter(|&k| keys[k as usize].classes & node_bit != 0)
+            .map(|k| (k, OnceLock::new()))
+            .collect();
         let values =
             ValidatedValues::validate(map, h.entries_off as usize, h.entry_count as usize)?;
         let mut view = TableView {
@@ -1278,7 +1271,7 @@ impl TableView {
             return None;
         }
         let dense = match class {
-            NODE_CLASS => self.node_dense.get(kid as usize).filter(|d| !d.is_empty()),
+            NODE_CLASS => Some(self.node_dense(kid)).filter(|d| !d.is_empty()),
             _ => None,
         };
         let e = if (class, id) == JOB_CLASS_ID {
@@ -1289,6 +1282,32 @@ impl TableView {
             self.entry(realm, kid)?
         };
         self.values.value(e).map(ValueRef::from)
+    }
+
+    /// The dense node index of key id `kid` (empty when its node ids are sparse), built on
+    /// first use by one walk over the entry records. Threads that race build it each and the
+    /// first to finish stores it: no reader waits for another's walk.
+    fn node_dense(&self, kid: u32) -> &[u32] {
+        let Ok(i) = self.node_dense.binary_search_by_key(&kid, |(k, _)| *k) else {
+            return &[];
+        };
+        let cell = &self.node_dense[i].1;
+        if let Some(d) = cell.get() {
+            return d;
+        }
+        let b = self.bytes();
+        let mut entries = Vec::new();
+        for e in 0..self.h.entry_count as usize {
+            let rec = self.h.entries_off as usize + e * ENTRY_REC as usize;
+            // Validated at map time: every record is in bounds.
+            if u16_at(b, rec) == Some(NODE_CLASS) && u32_at(b, rec + 8) == Some(kid) {
+                if let Some(id) = u32_at(b, rec + 4) {
+                    entries.push((id, e as u32));
+                }
+            }
+        }
+        let _ = cell.set(dense_node_index(&entries));
+        cell.get().map_or(&[], |d| d)
     }
 
     /// Every value: the entries in (realm, key) order, then the proc columns by column and rank.
