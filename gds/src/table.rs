@@ -980,8 +980,11 @@ pub struct TableView {
     ///
     /// Built on a key's first node get, not at map time: a client pays memory only for the
     /// node keys it asks (PMIX_HOSTNAME: 4 B per node), so its private memory stays flat in M.
-    node_dense: Box<[(u32, OnceLock<Box<[u32]>>)]>,
+    node_dense: Box<[(u32, NodeIndex)]>,
 }
+
+/// A key's dense node index ([`TableView::node_dense`]), set on first use.
+type NodeIndex = OnceLock<Box<[u32]>>;
 
 /// What a [`TableView`] knows of one key id without probing the entry index.
 #[derive(Clone, Copy)]
