@@ -5,7 +5,8 @@
 #
 #   bash component/bench/mpi-bench.sh [NP] [ROUNDS] [GETS]     (defaults 4 3 4096)
 #
-# Each round runs every column once (interleaved, so machine noise hits them alike); each line
+# Get rank = PMIX_LOCAL_RANK of a peer (a reserved proc key); Get card = a peer's 64 B card
+# after a collecting fence. Each round runs every column once (interleaved, so machine noise hits them alike); each line
 # is the median over ranks and rounds. Ranks are oversubscribed on this node (2 cores here).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -46,7 +47,7 @@ printf '\r%60s\r' '' >&2
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 field() { awk -v k="$2" '{for (i=1;i<NF;i++) if ($i==k) print $(i+1)}' "$OUT/$1.txt" | median; }
-printf '%-24s %12s %10s %14s %14s %14s\n' column "MPI_Init" fence "Get job p50" "Get card p50" "ranks"
+printf '%-24s %12s %10s %14s %14s %14s\n' column "MPI_Init" fence "Get rank p50" "Get card p50" "ranks"
 for c in "${COLUMNS[@]}"; do
   printf '%-24s %9.1f ms %7.0f µs %11.0f ns %11.0f ns %14s\n' "$c" \
     "$(echo "$(field "$c" init_us) / 1000" | bc -l)" "$(field "$c" fence_us)" \
