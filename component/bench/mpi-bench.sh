@@ -6,8 +6,8 @@
 #   bash component/bench/mpi-bench.sh [NP] [ROUNDS] [GETS]     (defaults 4 3 4096)
 #
 # Get rank = PMIX_LOCAL_RANK of a peer (a reserved proc key); Get card = a peer's 64 B card
-# after a collecting fence. Each round runs every column once (interleaved, so machine noise hits them alike); each line
-# is the median over ranks and rounds. Ranks are oversubscribed on this node (2 cores here).
+# after a collecting fence. Each round runs every column once (interleaved, so machine noise
+# hits them alike); each line is the median over ranks and rounds. Ranks are oversubscribed on this node (2 cores here).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NP=${1:-4}; ROUNDS=${2:-3}; GETS=${3:-4096}

@@ -123,7 +123,8 @@ fn target_dir(root: &Path) -> PathBuf {
         .unwrap_or_else(|| root.join("target"))
 }
 
-/// Build pmix-host/pmix-client and the three shims. Err: why the harness cannot run.
+/// Build pmix-host/pmix-client, the three shims and the gds component. Err: why the harness
+/// cannot run.
 fn build(root: &Path, component: Option<PathBuf>) -> Result<(Tools, Vec<String>), String> {
     let tool_dir = root.join("tools").join("pmix-host");
     let out = Command::new("make")
@@ -157,6 +158,20 @@ fn build(root: &Path, component: Option<PathBuf>) -> Result<(Tools, Vec<String>)
     }
     let rel = target_dir(root).join("release");
     let mut notes = Vec::new();
+    // Build the gds component unless one was given (so the column never runs a stale one);
+    // a machine without OpenPMIx's internal headers skips that column.
+    if component.is_none() && std::env::var_os("RSHM_GDS_COMPONENT").is_none() {
+        let ok = Command::new("make")
+            .args(["-s", "-C"])
+            .arg(root.join("component"))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            notes.push("make -C component failed: the component columns are skipped".into());
+        }
+    }
     let so = component
         .or_else(|| std::env::var_os("RSHM_GDS_COMPONENT").map(PathBuf::from))
         .unwrap_or_else(|| rel.join("gds-component").join("pmix_mca_gds_rshm.so"));
