@@ -5,6 +5,8 @@
 //! rule, posted cards, absent keys); each answer must equal libpmix's own, except the
 //! documented differences of gds/tests/support/differences.rs (where the standard's text shows
 //! OpenPMIx wrong; docs/jobdata.md), and each client must have been answered from the store.
+//! The same holds with the store written by the gds component instead (`PMIX_MCA_gds=rshm,hash`,
+//! no `--rshm`): the deployment docs/openpmix.md recommends for fast Gets.
 
 #[path = "../../../gds/tests/support/pmixhost.rs"]
 mod pmixhost;
@@ -58,8 +60,42 @@ fn normalize(a: &pmixhost::Answer) -> (&str, &str, &str) {
     }
 }
 
+/// Who writes the store the preloaded clients read.
+#[derive(Clone, Copy, PartialEq)]
+enum Writer {
+    /// tools/pmix-host registers through server-shim beside libpmix (`--rshm`).
+    ServerShim,
+    /// libpmix's gds component (`pmix_mca_gds_rshm.so`, `PMIX_MCA_gds=rshm,hash`).
+    Component,
+}
+
+/// Build `pmix_mca_gds_rshm.so` (component/Makefile, release profile) and return its directory.
+fn component_dir() -> PathBuf {
+    let root = pmixhost::repo_root();
+    let out = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| if p.is_absolute() { p } else { root.join(p) })
+        .unwrap_or_else(|| root.join("target"))
+        .join("release")
+        .join("gds-component-preload-test");
+    let st = Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(root.join("component"))
+        .arg(format!("OUT={}", out.display()))
+        .status()
+        .expect("make");
+    assert!(st.success(), "building the gds component failed");
+    out
+}
+
 fn check(job: &str, known: &[(&str, differences::Why)]) {
+    check_with(job, known, Writer::ServerShim);
+}
+
+fn check_with(job: &str, known: &[(&str, differences::Why)], writer: Writer) {
     let (server, preload) = libraries();
+    let component = (writer == Writer::Component).then(component_dir);
     let stats = tempfile::tempdir().expect("tempdir");
     let known: BTreeSet<&str> = known
         .iter()
@@ -72,17 +108,20 @@ fn check(job: &str, known: &[(&str, differences::Why)]) {
         let server_s = server.display().to_string();
         let preload_s = preload.display().to_string();
         let stats_s = stats.path().display().to_string();
-        let (_, pre) = pmixhost::run_job_with_args(
-            job,
-            corpus,
-            &[
-                ("PMIX_MCA_gds", "hash"),
-                ("LD_PRELOAD", &preload_s),
-                ("RSHM_PRELOAD_STATS", &stats_s),
-            ],
-            &["--rshm", &server_s],
-            Duration::from_secs(60),
-        );
+        let mut env = vec![
+            ("PMIX_MCA_gds", "hash"),
+            ("LD_PRELOAD", preload_s.as_str()),
+            ("RSHM_PRELOAD_STATS", stats_s.as_str()),
+        ];
+        let mut args = vec!["--rshm", server_s.as_str()];
+        let component_s = component.as_ref().map(|d| d.display().to_string());
+        if let Some(dir) = &component_s {
+            env[0] = ("PMIX_MCA_gds", "rshm,hash");
+            env.push(("PMIX_MCA_mca_base_component_path", dir));
+            args.clear();
+        }
+        let (_, pre) =
+            pmixhost::run_job_with_args(job, corpus, &env, &args, Duration::from_secs(60));
         let key = |a: &pmixhost::Answer| (a.id.clone(), a.rank);
         let plain: BTreeMap<_, _> = plain.iter().map(|a| (key(a), a)).collect();
         let pre: BTreeMap<_, _> = pre.iter().map(|a| (key(a), a)).collect();
@@ -139,4 +178,14 @@ fn preloaded_get_equals_libpmix_full_registration() {
 #[test]
 fn preloaded_get_equals_libpmix_minimal_registration() {
     check("examples/job-2node-minimal.txt", MINIMAL);
+}
+
+#[test]
+fn preloaded_get_over_the_gds_component_equals_libpmix_full_registration() {
+    check_with("examples/job-2node.txt", FULL, Writer::Component);
+}
+
+#[test]
+fn preloaded_get_over_the_gds_component_equals_libpmix_minimal_registration() {
+    check_with("examples/job-2node-minimal.txt", MINIMAL, Writer::Component);
 }
