@@ -3,6 +3,8 @@
 //!
 //! - `register_full_<M>_1`: `jobdata::build` + encode of a full registration (maps, node arrays,
 //!   one proc array of 8 keys per rank), M = 1k, 100k, 1M.
+//! - `register_maps_<M>_1`: the same job without the proc arrays (maps and node arrays; local
+//!   rank, node rank, node id and hostname derived, the app keys absent), M = 1k, 100k, 1M.
 //! - `get_job_<M>_1`: `PMIx_Get(WILDCARD, PMIX_JOB_SIZE)`, pin per call.
 //! - `get_proc_random_<M>_1`: a standard proc key of a random rank (lrank, nrank, nodeid,
 //!   appnum, hname), pin per call.
@@ -43,6 +45,24 @@ fn register(c: &mut Criterion) {
         g.bench_function(BenchmarkId::from_parameter(format!("{ranks}_1")), |b| {
             b.iter_batched(
                 || registration(ranks, PPN),
+                |infos| {
+                    let (t, _) = jobdata::build(Some(&host(0)), &infos).unwrap();
+                    black_box(t.encode(1).unwrap());
+                    infos
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+    // The same jobs registered by their maps and node arrays only (no per-rank arrays): local
+    // rank, node rank, node id and hostname are derived at write time.
+    let mut g = c.benchmark_group("register_maps");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    for ranks in [1_000u32, 100_000, 1_000_000] {
+        g.bench_function(BenchmarkId::from_parameter(format!("{ranks}_1")), |b| {
+            b.iter_batched(
+                || jobdata::synthetic::registration_maps(ranks, PPN),
                 |infos| {
                     let (t, _) = jobdata::build(Some(&host(0)), &infos).unwrap();
                     black_box(t.encode(1).unwrap());

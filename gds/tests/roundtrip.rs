@@ -260,3 +260,63 @@ fn values_replaced_again_and_again_keep_the_builder_small_and_the_latest_value()
         Err(Error::NotFound)
     ));
 }
+
+/// 17.2.3.2 lets a host send the per-process data as proc arrays or leave it to the maps: the
+/// same job registered both ways (`synthetic::registration` and `registration_maps`) answers
+/// the keys derived from the maps (local rank, node rank, node id, hostname) of every rank
+/// alike; the app keys are not derived (docs/jobdata.md, as OpenPMIx 4.2.2): NOT_FOUND.
+#[test]
+fn a_job_registered_by_its_maps_answers_as_with_proc_arrays() {
+    use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    // 64 ranks per node, the last node partly filled.
+    let (ranks, ppn) = (5_000u32, 64u32);
+    for (ns, infos) in [
+        ("full", synthetic::registration(ranks, ppn)),
+        ("maps", synthetic::registration_maps(ranks, ppn)),
+    ] {
+        let (t, summary) = jobdata::build(Some(&synthetic::host(0)), &infos).unwrap();
+        assert_eq!(summary.job_size, ranks, "{ns}");
+        let mut tx = w.begin();
+        tx.put_table(ns, part::DATA, &t).unwrap();
+        tx.commit().unwrap();
+    }
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    let (full, maps) = (
+        r.table(&pin, "full", part::DATA).unwrap(),
+        r.table(&pin, "maps", part::DATA).unwrap(),
+    );
+    let none = Qualifiers::default();
+    let keys = [
+        "pmix.lrank",
+        "pmix.nrank",
+        "pmix.nodeid",
+        "pmix.hname",
+        "pmix.appnum",
+        "pmix.apprank",
+        "pmix.grank",
+    ];
+    let mut compared = 0;
+    for rank in 0..ranks {
+        for key in keys {
+            let a = jobdata::get(full, Some(0), TargetRank::Rank(rank), key, &none)
+                .map(|v| v.to_value());
+            let b = jobdata::get(maps, Some(0), TargetRank::Rank(rank), key, &none)
+                .map(|v| v.to_value());
+            let want = synthetic::proc_value(rank, ppn, key).unwrap();
+            assert_eq!(a.as_ref().ok(), Some(&want), "full: rank {rank} {key}");
+            if ["pmix.appnum", "pmix.apprank", "pmix.grank"].contains(&key) {
+                assert!(
+                    matches!(b, Err(gds::Error::NotFound)),
+                    "maps: rank {rank} {key}: {b:?}"
+                );
+            } else {
+                assert_eq!(b.as_ref().ok(), Some(&want), "maps: rank {rank} {key}");
+            }
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, ranks as usize * keys.len());
+}

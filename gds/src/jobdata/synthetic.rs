@@ -15,6 +15,31 @@ pub fn host(n: u32) -> String {
 /// The registration of a `ranks`-rank job, `ppn` ranks per node, nodes `host(0..)`, one app.
 pub fn registration(ranks: u32, ppn: u32) -> Vec<Info> {
     let ppn = ppn.max(1);
+    let mut v = registration_maps(ranks, ppn);
+    v.reserve(ranks as usize);
+    for r in 0..ranks {
+        v.push(Info::array(
+            "pmix.pdata",
+            vec![
+                Info::new("pmix.rank", Value::ProcRank(r)),
+                Info::new("pmix.appnum", Value::Uint32(0)),
+                Info::new("pmix.apprank", Value::ProcRank(r)),
+                Info::new("pmix.grank", Value::ProcRank(r)),
+                Info::new("pmix.lrank", Value::Uint16((r % ppn) as u16)),
+                Info::new("pmix.nrank", Value::Uint16((r % ppn) as u16)),
+                Info::new("pmix.nodeid", Value::Uint32(r / ppn)),
+                Info::new("pmix.hname", Value::String(host(r / ppn))),
+            ],
+        ));
+    }
+    v
+}
+
+/// The same job registered without its per-rank proc arrays: maps, job keys, the app array and
+/// the node arrays. Local rank, node rank, node id and hostname are then derived from the maps;
+/// the app keys of a rank (appnum, app rank, global rank) are not (docs/jobdata.md).
+pub fn registration_maps(ranks: u32, ppn: u32) -> Vec<Info> {
+    let ppn = ppn.max(1);
     let nodes = ranks.div_ceil(ppn).max(1);
     let per_node: Vec<String> = (0..nodes)
         .map(|n| {
@@ -53,21 +78,6 @@ pub fn registration(ranks: u32, ppn: u32) -> Vec<Info> {
                 Info::new("pmix.nodeid", Value::Uint32(n)),
                 Info::new("pmix.hname", Value::String(host(n))),
                 Info::new("pmix.node.size", Value::Uint32(ppn.min(ranks - n * ppn))),
-            ],
-        ));
-    }
-    for r in 0..ranks {
-        v.push(Info::array(
-            "pmix.pdata",
-            vec![
-                Info::new("pmix.rank", Value::ProcRank(r)),
-                Info::new("pmix.appnum", Value::Uint32(0)),
-                Info::new("pmix.apprank", Value::ProcRank(r)),
-                Info::new("pmix.grank", Value::ProcRank(r)),
-                Info::new("pmix.lrank", Value::Uint16((r % ppn) as u16)),
-                Info::new("pmix.nrank", Value::Uint16((r % ppn) as u16)),
-                Info::new("pmix.nodeid", Value::Uint32(r / ppn)),
-                Info::new("pmix.hname", Value::String(host(r / ppn))),
             ],
         ));
     }
