@@ -20,7 +20,7 @@ make -s -C tools/pmix-host check
 step "benches compile and run once"
 cargo bench -q -p rshm-benches -- --test
 
-step "scale harness, quick (M = 1k, 10k; prints numbers, checks answers)"
+step "scale harness, quick (M = 1k, 10k; prints numbers; fails if a Get or fence fails)"
 cargo run --release -q -p rshm-benches --bin scale -- --quick
 
 step "MPI jobs on each gds, smoke (2 ranks, 1 round; checks every answer)"
