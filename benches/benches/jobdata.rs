@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::{part, Reader, Writer};
+use gds::{part, Info, Reader, Writer};
 use rshm_benches::{host, registration};
 
 use rshm_benches::PROC_KEYS as KEYS;
@@ -39,30 +39,25 @@ fn publish(ranks: u32) -> Writer {
 }
 
 fn register(c: &mut Criterion) {
-    let mut g = c.benchmark_group("register_full");
-    g.sample_size(10).measurement_time(Duration::from_secs(20));
-    for ranks in [1_000u32, 100_000, 1_000_000] {
-        g.bench_function(BenchmarkId::from_parameter(format!("{ranks}_1")), |b| {
-            b.iter_batched(
-                || registration(ranks, PPN),
-                |infos| {
-                    let (t, _) = jobdata::build(Some(&host(0)), &infos).unwrap();
-                    black_box(t.encode(1).unwrap());
-                    infos
-                },
-                BatchSize::PerIteration,
-            )
-        });
-    }
-    g.finish();
+    register_group(c, "register_full", Duration::from_secs(20), registration);
     // The same jobs registered by their maps and node arrays only (no per-rank arrays): local
     // rank, node rank, node id and hostname are derived at write time.
-    let mut g = c.benchmark_group("register_maps");
-    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    register_group(
+        c,
+        "register_maps",
+        Duration::from_secs(10),
+        jobdata::synthetic::registration_maps,
+    );
+}
+
+/// `jobdata::build` + encode of `make(M, PPN)` for M = 1k, 100k, 1M.
+fn register_group(c: &mut Criterion, name: &str, time: Duration, make: fn(u32, u32) -> Vec<Info>) {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10).measurement_time(time);
     for ranks in [1_000u32, 100_000, 1_000_000] {
         g.bench_function(BenchmarkId::from_parameter(format!("{ranks}_1")), |b| {
             b.iter_batched(
-                || jobdata::synthetic::registration_maps(ranks, PPN),
+                || make(ranks, PPN),
                 |infos| {
                     let (t, _) = jobdata::build(Some(&host(0)), &infos).unwrap();
                     black_box(t.encode(1).unwrap());

@@ -63,6 +63,19 @@ impl BulkEntry {
     fn live(&self) -> bool {
         self.flags & DEAD == 0
     }
+
+    /// The record of a loose (hashed) entry.
+    fn of((class, id, kid): EntryKey, (flags, loc, len): StoredValue) -> BulkEntry {
+        BulkEntry {
+            class,
+            flags,
+            id,
+            kid,
+            // Values over 4 GiB are refused at encode; keep them whole until then.
+            len: len as u32,
+            loc,
+        }
+    }
 }
 
 /// Entries to merge into a builder ([`TableBuilder::merge_run`]): sorted by (class, id, key
@@ -466,15 +479,7 @@ impl TableBuilder {
         let mut loose: Vec<BulkEntry> = self
             .entries
             .drain()
-            .map(|((class, id, kid), (flags, loc, len))| BulkEntry {
-                class,
-                flags,
-                id,
-                kid,
-                // Values over 4 GiB are refused at encode; keep them whole until then.
-                len: len as u32,
-                loc,
-            })
+            .map(|(k, v)| BulkEntry::of(k, v))
             .collect();
         loose.sort_unstable_by_key(key);
         let bulk = std::mem::take(&mut self.bulk);
@@ -562,14 +567,7 @@ impl TableBuilder {
         let mut loose: Vec<BulkEntry> = self
             .entries
             .iter()
-            .map(|(&(class, id, kid), &(flags, loc, len))| BulkEntry {
-                class,
-                flags,
-                id,
-                kid,
-                len: len as u32,
-                loc,
-            })
+            .map(|(&k, &v)| BulkEntry::of(k, v))
             .collect();
         loose.sort_unstable_by_key(|e| packed(e.class, e.id, final_id[e.kid as usize]));
 
