@@ -36,9 +36,10 @@
  *       from 0..K-1 (pre-drawn, xorshift, seeded with our rank); status is the first failure
  *   stats                                        "stats <myrank> init_us=.. first_get_us=..
  *       fence_us=.. rss_anon_kb=.. rss_shmem_kb=.. rss_file_kb=.. pss_kb=.. pss_anon_kb=..
- *       pss_shmem_kb=.. vmhwm_kb=..": PMIx_Init (or, with -d, rshm_client_attach) time, the
- *       first Get after it (corpus line "firstget"), the last fence's time (-1: none), memory
- *       from /proc/self/status and /proc/self/smaps_rollup
+ *       pss_shmem_kb=.. vmhwm_kb=.. attach_us=..": PMIx_Init (or, with -d, dlopen of LIB and
+ *       rshm_client_attach) time, the first Get after it (corpus line "firstget"), the last
+ *       fence's time (-1: none), memory from /proc/self/status and /proc/self/smaps_rollup,
+ *       and with -d rshm_client_attach alone (-1 otherwise)
  *   firstget                                     one timed PMIx_Get of PMIX_JOB_SIZE (rank *)
  *   du PATH...                                   "du <myrank> <PATH> bytes=<allocated>
  *       size=<apparent> files=<n> path=<resolved PATH>" over the regular files under PATH ("$NAME": the path in
@@ -90,7 +91,7 @@ static bool direct = false;
 typedef pmix_status_t (*get_into_fn_t)(const pmix_proc_t *, const char *, const pmix_info_t *,
                                        size_t, pmix_value_t *);
 static get_into_fn_t get_into_fn = NULL;
-static long long init_us = -1, first_get_us = -1, fence_us = -1;
+static long long init_us = -1, first_get_us = -1, fence_us = -1, attach_us = -1;
 
 static long long now_us(void)
 {
@@ -364,10 +365,10 @@ static int do_stats(void)
     fprintf(out,
             "stats %u init_us=%lld first_get_us=%lld fence_us=%lld rss_anon_kb=%lld "
             "rss_shmem_kb=%lld rss_file_kb=%lld pss_kb=%lld pss_anon_kb=%lld pss_shmem_kb=%lld "
-            "vmhwm_kb=%lld\n",
+            "vmhwm_kb=%lld attach_us=%lld\n",
             myproc.rank, init_us, first_get_us, fence_us, proc_kb(st, "RssAnon"),
             proc_kb(st, "RssShmem"), proc_kb(st, "RssFile"), proc_kb(sm, "Pss"),
-            proc_kb(sm, "Pss_Anon"), proc_kb(sm, "Pss_Shmem"), proc_kb(st, "VmHWM"));
+            proc_kb(sm, "Pss_Anon"), proc_kb(sm, "Pss_Shmem"), proc_kb(st, "VmHWM"), attach_us);
     fclose(out);
     emit(buf, len);
     return 0;
@@ -446,7 +447,10 @@ static pmix_status_t direct_init(const char *libpath)
         rk = getenv("PMIX_RANK");
     }
     PMIX_LOAD_PROCID(&myproc, ns ? ns : "", rk ? (pmix_rank_t) strtoul(rk, NULL, 10) : 0);
-    return rshm_attach(NULL, NULL);
+    long long t = now_ns();
+    pmix_status_t rc = rshm_attach(NULL, NULL);
+    attach_us = (now_ns() - t) / 1000;
+    return rc;
 }
 
 /* maps [SUBSTRING]: the mappings of this process whose path contains SUBSTRING. */

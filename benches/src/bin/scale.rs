@@ -334,6 +334,23 @@ fn table(cells: &[Cell]) -> String {
     t
 }
 
+/// The direct column's attach time (`rshm_client_attach` alone), per M.
+fn attach_lines(cells: &[Cell]) -> String {
+    let mut t = String::new();
+    for c in cells.iter().filter(|c| c.col == Col::Direct) {
+        let Some(o) = c.ok() else { continue };
+        let v: Vec<f64> = o.clients.iter().filter_map(|c| c.attach_us).collect();
+        let (Some(med), Some(max)) = (
+            median(v.iter().copied()),
+            v.iter().copied().reduce(f64::max),
+        ) else {
+            continue;
+        };
+        let _ = writeln!(t, "{:>5} {med:.0} µs / {max:.0} µs", fmt_m(c.m));
+    }
+    t
+}
+
 /// Ratios OpenPMIx / rshm within one run, per M.
 fn ratios(cells: &[Cell], ms: &[u32]) -> String {
     let mut t = String::new();
@@ -488,9 +505,10 @@ fn json(a: &Args, cells: &[Cell], notes: &[String], meta: &[(String, String)]) -
                             })
                             .collect();
                         format!(
-                            "{{\"rank\": {}, \"init_us\": {}, \"first_get_us\": {}, \"fence_us\": {}, \"rss_anon_kb\": {}, \"rss_shmem_kb\": {}, \"pss_kb\": {}, \"get_p50_p99_ns\": [{}]}}",
+                            "{{\"rank\": {}, \"init_us\": {}, \"attach_us\": {}, \"first_get_us\": {}, \"fence_us\": {}, \"rss_anon_kb\": {}, \"rss_shmem_kb\": {}, \"pss_kb\": {}, \"get_p50_p99_ns\": [{}]}}",
                             cl.rank,
                             jnum(Some(cl.init_us)),
+                            jnum(cl.attach_us),
                             jnum(Some(cl.first_get_us)),
                             jnum(cl.fence_us),
                             jnum(Some(cl.rss_anon_kb)),
@@ -778,6 +796,10 @@ fn main() {
         }
     );
     print!("{tab}");
+    let att = attach_lines(&cells);
+    if !att.is_empty() {
+        println!("\nrshm_client_attach alone (direct column, without dlopen): median / slowest client\n{att}");
+    }
     if !rat.is_empty() {
         println!("\nratios (OpenPMIx / rshm, same run):\n{rat}");
     }

@@ -127,6 +127,8 @@ pub struct Client {
     pub rank: u32,
     pub init_us: f64,
     pub first_get_us: f64,
+    /// `rshm_client_attach` alone (direct column), without the library's `dlopen`.
+    pub attach_us: Option<f64>,
     pub fence_us: Option<f64>,
     pub rss_anon_kb: f64,
     pub pss_kb: f64,
@@ -433,6 +435,7 @@ fn parse(col: Col, out: &str, err: &str, plan: &Plan) -> Result<Outcome, String>
             "stats" => {
                 c.init_us = num(&f, "init_us=").unwrap_or(f64::NAN);
                 c.first_get_us = num(&f, "first_get_us=").unwrap_or(f64::NAN);
+                c.attach_us = num(&f, "attach_us=").filter(|v| *v >= 0.0);
                 c.fence_us = num(&f, "fence_us=").filter(|v| *v >= 0.0);
                 c.rss_anon_kb = num(&f, "rss_anon_kb=").unwrap_or(f64::NAN);
                 c.pss_kb = num(&f, "pss_kb=").unwrap_or(f64::NAN);
