@@ -19,6 +19,8 @@ pub enum AbiError {
     NotSupported(String),
     /// malloc failed (`PMIX_ERR_NOMEM`).
     NoMem,
+    /// What the call would create exists already (`PMIX_ERR_EXISTS`).
+    Exists(String),
     /// The store's own error.
     Store(gds::Error),
 }
@@ -35,6 +37,7 @@ impl std::fmt::Display for AbiError {
             AbiError::BadParam(s) => write!(f, "bad parameter: {s}"),
             AbiError::NotSupported(s) => write!(f, "not supported: {s}"),
             AbiError::NoMem => write!(f, "out of memory"),
+            AbiError::Exists(s) => write!(f, "exists: {s}"),
             AbiError::Store(e) => write!(f, "{e}"),
         }
     }
@@ -47,6 +50,7 @@ impl AbiError {
             AbiError::BadParam(_) => PMIX_ERR_BAD_PARAM,
             AbiError::NotSupported(_) => PMIX_ERR_NOT_SUPPORTED,
             AbiError::NoMem => PMIX_ERR_NOMEM,
+            AbiError::Exists(_) => PMIX_ERR_EXISTS,
             AbiError::Store(e) => store_status(e),
         }
     }

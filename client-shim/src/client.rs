@@ -108,17 +108,7 @@ impl Client {
         // A non-reserved key is posted data (5.3), unless the host registered it with the job
         // (a custom key of a registration array, which PMIx answers too): a realm qualifier
         // asks for the job data; otherwise the job data answers what was never posted.
-        let q = &req.qualifiers;
-        let realm_asked = q.session_info
-            || q.job_info
-            || q.app_info
-            || q.node_info
-            || q.proc_info
-            || q.session_id.is_some()
-            || q.appnum.is_some()
-            || q.hostname.is_some()
-            || q.nodeid.is_some();
-        if realm_asked {
+        if !req.qualifiers.is_plain() {
             return from_job(job);
         }
         match self.posted_get(pin, ns, target, key, req, &job) {

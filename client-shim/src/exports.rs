@@ -11,9 +11,12 @@ use abi::c::{
     zeroed_value,
 };
 use abi::get::{self, GetRequest, Mode};
-use abi::types::status::PMIX_ERR_EXISTS;
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
 use abi::{ffi_call, AbiError};
+
+use std::sync::Arc;
+
+use gds::{TableView, ValueRef};
 
 use crate::client::Client;
 
@@ -46,10 +49,7 @@ pub unsafe extern "C" fn rshm_client_attach(
     path: *const c_char,
     self_proc: *const pmix_proc_t,
 ) -> pmix_status_t {
-    // `AbiError` has no PMIX_ERR_EXISTS: the error (and its message) goes through ffi_call and
-    // the status is replaced below.
-    let mut already = false;
-    let rc = ffi_call(|| {
+    ffi_call(|| {
         let path = if path.is_null() {
             None
         } else {
@@ -77,16 +77,10 @@ pub unsafe extern "C" fn rshm_client_attach(
         {
             // SAFETY: `p` was never published; reclaim it.
             drop(unsafe { Box::from_raw(p) });
-            already = true;
-            return Err(AbiError::BadParam("already attached".into()));
+            return Err(AbiError::Exists("already attached".into()));
         }
         Ok(())
-    });
-    if already {
-        PMIX_ERR_EXISTS
-    } else {
-        rc
-    }
+    })
 }
 
 /// Detach: unmaps the store. Every PMIX_GET_POINTER_VALUES value becomes invalid. Must not run
@@ -168,13 +162,8 @@ pub unsafe extern "C" fn rshm_client_get_into(
             parsed = unsafe { parse_request(info, ninfo) }?;
             &parsed
         };
-        // SAFETY: valid pmix_proc_t and NUL-terminated key (caller contract).
-        let (ns, rank, key) = unsafe { get_args(proc_, key) }?;
-        with_client(|client| {
-            let pin = client.reader().pin();
-            let (v, _) = client.get(&pin, ns, rank, key, req)?;
-            write_stored(out, &v)
-        })
+        // SAFETY: forwarded caller contract.
+        unsafe { with_value(proc_, key, req, |_, v, _| write_stored(out, v)) }
     })
 }
 
@@ -209,19 +198,26 @@ unsafe fn parse_request(info: *const pmix_info_t, ninfo: usize) -> Result<GetReq
     Ok(req)
 }
 
-/// The namespace, rank and key of a Get.
+/// Look the value up and hand it (with the attached client and the job table, for pointer
+/// mode) to `f` while the read is pinned.
 ///
 /// # Safety
 /// As [`rshm_client_get`]'s `proc_` and `key`.
-unsafe fn get_args<'a>(
+unsafe fn with_value(
     proc_: *const pmix_proc_t,
     key: *const c_char,
-) -> Result<(&'a str, u32, &'a str), AbiError> {
+    req: &GetRequest,
+    f: impl FnOnce(&Client, &ValueRef<'_>, &Arc<TableView>) -> Result<(), AbiError>,
+) -> Result<(), AbiError> {
     // SAFETY: valid pmix_proc_t (caller contract).
     let (ns, rank) = unsafe { proc_ref(proc_) }?;
     // SAFETY: NUL-terminated key (caller contract).
     let key = unsafe { c_str(key, KEY_BUF - 1) }?;
-    Ok((ns, rank, key))
+    with_client(|client| {
+        let pin = client.reader().pin();
+        let (v, table) = client.get(&pin, ns, rank, key, req)?;
+        f(client, &v, table)
+    })
 }
 
 /// The body of `rshm_client_get` for an already parsed request (the preload uses it after
@@ -238,14 +234,10 @@ pub unsafe fn rshm_client_get_with(
     if val.is_null() {
         return Err(AbiError::BadParam("NULL val".into()));
     }
-    // SAFETY: valid pmix_proc_t and NUL-terminated key (caller contract).
-    let (ns, rank, key) = unsafe { get_args(proc_, key) }?;
-    with_client(|client| {
-        let pin = client.reader().pin();
-        let (v, table) = client.get(&pin, ns, rank, key, req)?;
+    let give = |client: &Client, v: &ValueRef<'_>, table: &Arc<TableView>| {
         match req.mode {
             Mode::Copy => {
-                let p = alloc_stored(&v)?;
+                let p = alloc_stored(v)?;
                 // SAFETY: `val` is a valid location (checked non-NULL; caller contract).
                 unsafe { *val = p };
             }
@@ -258,16 +250,18 @@ pub unsafe fn rshm_client_get_with(
                     ));
                 }
                 // SAFETY: the caller's pmix_value_t storage, owning nothing yet (5.4).
-                write_stored(unsafe { &mut *dst }, &v)?;
+                write_stored(unsafe { &mut *dst }, v)?;
             }
             Mode::Pointer => {
-                let p = client.hold(&v, table)?;
+                let p = client.hold(v, table)?;
                 // SAFETY: `val` is a valid location.
                 unsafe { *val = p };
             }
         }
         Ok(())
-    })
+    };
+    // SAFETY: valid pmix_proc_t and NUL-terminated key (caller contract).
+    unsafe { with_value(proc_, key, req, give) }
 }
 
 /// Release a value returned by `rshm_client_get` in the default mode (the same as
