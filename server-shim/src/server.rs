@@ -174,21 +174,13 @@ impl Server {
     /// local peers at once) or a fence's collected data (all of it visible at once or none).
     /// Every value is checked before any is stored, so a refused batch changes nothing.
     pub fn store(&mut self, values: &[PostedValue]) -> Result<()> {
-        let mut scopes = Vec::with_capacity(values.len());
-        for v in values {
-            if keys::is_reserved(&v.key) {
-                return Err(Error::InvalidArgument(format!(
-                    "reserved key {:?} cannot be posted",
-                    v.key
-                )));
-            }
-            scopes.push(Scope::from_raw(v.scope)?);
-            v.value.check()?;
-        }
         // One fence batch per namespace, in the order the namespaces first appear: a fence
         // delivers every rank's values in rank order, which the batch merges without sorting.
+        // Building the batches checks every value (scope, reserved key, type), so a refused
+        // batch changes nothing.
         let mut batches: Vec<(&str, FenceBatch)> = Vec::new();
-        for (v, scope) in values.iter().zip(scopes) {
+        for v in values {
+            let scope = Scope::from_raw(v.scope)?;
             let i = match batches.iter().position(|(ns, _)| *ns == v.nspace) {
                 Some(i) => i,
                 None => {
