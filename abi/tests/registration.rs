@@ -1,27 +1,13 @@
 //! A registration read in place from its C array (`reg_infos`, what the server shim does) gives
 //! the same segment as the same array converted first (`read_infos`) and as the Rust infos.
 
-use abi::c::{destruct_value, read_infos, reg_infos, write_value, zeroed_value};
-use abi::types::{pmix_info_t, KEY_BUF};
+use abi::c::{c_info, destruct_value, read_infos, reg_infos};
+use abi::types::pmix_info_t;
 use gds::jobdata::{self, synthetic};
 use gds::{Info, Value};
 
 fn to_c(infos: &[Info]) -> Vec<pmix_info_t> {
-    infos
-        .iter()
-        .map(|i| {
-            let mut out = pmix_info_t {
-                key: [0; KEY_BUF],
-                flags: i.flags,
-                value: zeroed_value(),
-            };
-            for (d, b) in out.key.iter_mut().zip(i.key.bytes()) {
-                *d = b as core::ffi::c_char;
-            }
-            write_value(&mut out.value, &i.value).unwrap();
-            out
-        })
-        .collect()
+    infos.iter().map(|i| c_info(i).unwrap()).collect()
 }
 
 fn same_segment(infos: &[Info]) {
@@ -32,7 +18,7 @@ fn same_segment(infos: &[Info]) {
         .encode(1)
         .unwrap();
     let mut c = to_c(infos);
-    // SAFETY: `c` is a live array of infos written by `write_value`, unchanged meanwhile.
+    // SAFETY: `c` is a live array of infos written by `c_info`, unchanged meanwhile.
     let converted = unsafe { read_infos(c.as_ptr(), c.len()) }.unwrap();
     let got = jobdata::build(host.as_deref(), &converted).unwrap().0;
     assert!(got.encode(1).unwrap() == want, "converted");

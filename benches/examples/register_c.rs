@@ -5,8 +5,8 @@
 //! `cargo run --release -p rshm-benches --example register_c -- 1000000`.
 use std::time::Instant;
 
-use abi::c::{destruct_value, read_infos, reg_infos, write_value, zeroed_value};
-use abi::types::{pmix_info_t, KEY_BUF};
+use abi::c::{c_info, destruct_value, read_infos, reg_infos};
+use abi::types::pmix_info_t;
 
 fn main() {
     let ranks: u32 = std::env::args()
@@ -16,18 +16,7 @@ fn main() {
     let host = Some("node00000");
     let mut c: Vec<pmix_info_t> = rshm_benches::registration(ranks, 64)
         .iter()
-        .map(|i| {
-            let mut out = pmix_info_t {
-                key: [0; KEY_BUF],
-                flags: i.flags,
-                value: zeroed_value(),
-            };
-            for (d, b) in out.key.iter_mut().zip(i.key.bytes()) {
-                *d = b as core::ffi::c_char;
-            }
-            write_value(&mut out.value, &i.value).unwrap();
-            out
-        })
+        .map(|i| c_info(i).unwrap())
         .collect();
     let runs: u32 = std::env::var("RSHM_REPEAT")
         .ok()
@@ -39,7 +28,7 @@ fn main() {
     for _ in 0..runs {
         let t0 = Instant::now();
         let old = (!in_place_only).then(|| {
-            // SAFETY: `c` is a live array of infos written by `write_value`.
+            // SAFETY: `c` is a live array of infos written by `c_info`.
             let infos = unsafe { read_infos(c.as_ptr(), c.len()) }.unwrap();
             let t1 = Instant::now();
             let old = gds::jobdata::build(host, &infos).unwrap().0;

@@ -810,17 +810,7 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
                 }
             ),
             Value::Proc(pr) => wr!(pmix_proc_t, c_proc(pr)?),
-            Value::Info(info) => {
-                let out = &mut *p.cast::<pmix_info_t>();
-                if info.key.len() >= KEY_BUF {
-                    return Err(AbiError::Store(gds::Error::Corrupt("key too long")));
-                }
-                for (d, &b) in out.key.iter_mut().zip(info.key.as_bytes()) {
-                    *d = b as c_char;
-                }
-                out.flags = info.flags;
-                write_value(&mut out.value, &info.value)?;
-            }
+            Value::Info(info) => write_info(&mut *p.cast::<pmix_info_t>(), info)?,
             Value::ByteObject(b)
             | Value::CompressedString(b)
             | Value::Regex(b)
@@ -900,6 +890,30 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
         }
     }
     Ok(())
+}
+
+/// Write `info` into `*out` (key, flags and value; `*out` must not own anything). The key
+/// buffer's bytes after the key are left as they were (zero in a fresh info).
+pub fn write_info(out: &mut pmix_info_t, info: &Info) -> Result<(), AbiError> {
+    if info.key.len() >= KEY_BUF {
+        return Err(AbiError::Store(gds::Error::Corrupt("key too long")));
+    }
+    for (d, &b) in out.key.iter_mut().zip(info.key.as_bytes()) {
+        *d = b as c_char;
+    }
+    out.flags = info.flags;
+    write_value(&mut out.value, &info.value)
+}
+
+/// `info` as a new C info (its value's data malloc'd, as [`write_value`] does).
+pub fn c_info(info: &Info) -> Result<pmix_info_t, AbiError> {
+    let mut out = pmix_info_t {
+        key: [0; KEY_BUF],
+        flags: 0,
+        value: zeroed_value(),
+    };
+    write_info(&mut out, info)?;
+    Ok(out)
 }
 
 /// Write `v` into `*out` (which is overwritten: it must not own anything). On error `*out` is
