@@ -10,24 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+use common::{store, Rng};
+
 use gds::jobdata::TargetRank;
 use gds::modex::{self, FenceBatch, Posted, Scope};
 use gds::{part, Error, Reader, Value, Writer};
-
-/// xorshift64: deterministic, seeded per case.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 const KEYS: [&str; 5] = ["btl.tcp.card", "a", "ucx.addr", "zz.last", "m.string"];
 const RANKS: u32 = 40;
@@ -38,13 +25,13 @@ type Put = (u32, Scope, &'static str, Value);
 fn random_puts(rng: &mut Rng, n: usize, tag: u8) -> Vec<Put> {
     (0..n)
         .map(|i| {
-            let rank = rng.below(RANKS as u64) as u32;
-            let scope = Scope::ALL[rng.below(3) as usize];
-            let key = KEYS[rng.below(KEYS.len() as u64) as usize];
+            let rank = rng.below(RANKS as usize) as u32;
+            let scope = Scope::ALL[rng.below(3)];
+            let key = KEYS[rng.below(KEYS.len())];
             let value = if key == "m.string" {
                 Value::String(format!("{tag}-{i}-{rank}"))
             } else {
-                let len = rng.below(100) as usize; // empty cards too
+                let len = rng.below(100); // empty cards too
                 Value::ByteObject((0..len).map(|b| (b as u8) ^ tag ^ i as u8).collect())
             };
             (rank, scope, key, value)
@@ -144,12 +131,6 @@ fn same_answers(w: &mut Writer, reference: &Posted, fast: &Posted, min_found: u3
         );
     }
     assert!(found >= min_found, "too few values to compare ({found})");
-}
-
-fn store() -> (tempfile::TempDir, Writer) {
-    let base = common::base_dir();
-    let w = Writer::create(common::opts(base.path())).unwrap();
-    (base, w)
 }
 
 #[test]

@@ -12,18 +12,7 @@ use gds::check;
 use gds::jobdata::{self, synthetic};
 use gds::{Realm, TableBuilder, Value};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use common::Rng;
 
 #[derive(Debug, Clone, Copy)]
 enum Mutation {

@@ -13,6 +13,8 @@ use gds::jobdata::{self, TargetRank};
 use gds::modex::{self, Posted, Scope};
 use gds::{part, Error, Info, Reader, Value, Writer};
 
+use common::store;
+
 fn job_infos() -> Vec<Info> {
     vec![
         Info::new("pmix.nmap", Value::String("pmix[node[3:1-2]]".into())),
@@ -50,12 +52,6 @@ fn get(
 
 fn card(s: &str) -> Value {
     Value::ByteObject(s.as_bytes().to_vec())
-}
-
-fn store() -> (tempfile::TempDir, Writer) {
-    let base = common::base_dir();
-    let w = Writer::create(common::opts(base.path())).unwrap();
-    (base, w)
 }
 
 #[test]

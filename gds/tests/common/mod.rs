@@ -203,3 +203,27 @@ pub fn status_kb(field: &str) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
+
+/// xorshift64: deterministic, seeded per case.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// A new store in a private directory (the directory goes when the first value is dropped).
+pub fn store() -> (tempfile::TempDir, gds::Writer) {
+    let base = base_dir();
+    let w = gds::Writer::create(opts(base.path())).unwrap();
+    (base, w)
+}
