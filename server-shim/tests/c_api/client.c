@@ -22,28 +22,16 @@ static uint32_t me;
 /* Pointer-mode answers from the resources table are copies, made anew on each get
  * (client-shim/src/client.rs, `Client::hold`): no same-pointer check for them. */
 static bool pointer_may_copy;
-static unsigned npass, nfail;
 static char store_real[PATH_MAX];
 
 static void report(bool ok, const char *fmt, ...)
 {
+    char who[32];
     va_list ap;
-    printf("[client %u] %s ", me, ok ? "ok  " : "FAIL");
+    snprintf(who, sizeof(who), "[client %u]", me);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    ct_report(who, rshm_client_last_error, ok, fmt, ap);
     va_end(ap);
-    if (!ok) {
-        char err[512];
-        rshm_client_last_error(err, sizeof(err));
-        printf("   (last error: %s)", err);
-    }
-    printf("\n");
-    fflush(stdout);
-    if (ok) {
-        npass++;
-    } else {
-        nfail++;
-    }
 }
 
 /* ---- getting ------------------------------------------------------------------------------ */
@@ -673,7 +661,7 @@ int main(int argc, char **argv)
     rc = rshm_client_attach(NULL, NULL);
     report(PMIX_SUCCESS == rc, "rshm_client_attach(NULL, NULL) from the environment -> %d", rc);
     if (PMIX_SUCCESS != rc) {
-        printf("[client %u] summary: %u passed, %u failed\n", me, npass, nfail);
+        printf("[client %u] summary: %u passed, %u failed\n", me, ct_npass, ct_nfail);
         return 1;
     }
 
@@ -691,7 +679,7 @@ int main(int argc, char **argv)
     get_into();
     attach_detach();
 
-    printf("[client %u] summary: %u checks, %u passed, %u failed\n", me, npass + nfail, npass,
-           nfail);
-    return 0 == nfail ? 0 : 1;
+    printf("[client %u] summary: %u checks, %u passed, %u failed\n", me, ct_npass + ct_nfail,
+           ct_npass, ct_nfail);
+    return 0 == ct_nfail ? 0 : 1;
 }

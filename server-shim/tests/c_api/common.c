@@ -707,3 +707,24 @@ void ct_value_str(const pmix_value_t *v, char *buf, size_t len)
         break;
     }
 }
+
+unsigned ct_npass, ct_nfail;
+
+void ct_report(const char *who, size_t (*last_error)(char *, size_t), bool ok, const char *fmt,
+               va_list ap)
+{
+    printf("%s %s ", who, ok ? "ok  " : "FAIL");
+    vprintf(fmt, ap);
+    if (!ok) {
+        char err[512];
+        last_error(err, sizeof(err));
+        printf("   (last error: %s)", err);
+    }
+    printf("\n");
+    fflush(stdout);
+    if (ok) {
+        ct_npass++;
+    } else {
+        ct_nfail++;
+    }
+}

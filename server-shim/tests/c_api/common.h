@@ -8,6 +8,7 @@
 #ifndef RSHM_CTEST_COMMON_H
 #define RSHM_CTEST_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,5 +130,14 @@ bool ct_pmix_compare_supported(const pmix_value_t *v);
 bool ct_value_equal(const pmix_value_t *a, const pmix_value_t *b, char *why, size_t len);
 /* A short text of a value (type and scalar), for messages. */
 void ct_value_str(const pmix_value_t *v, char *buf, size_t len);
+
+/* ---- reporting -------------------------------------------------------------------------- */
+
+/* Checks passed and failed so far (ct_report counts them). */
+extern unsigned ct_npass, ct_nfail;
+/* Print one check as "<who> ok|FAIL <message>"; a failure adds the library's last error, read
+ * with last_error (rshm_server_last_error or rshm_client_last_error). */
+void ct_report(const char *who, size_t (*last_error)(char *, size_t), bool ok, const char *fmt,
+               va_list ap);
 
 #endif

@@ -22,27 +22,13 @@
 
 #include "common.h"
 
-static unsigned npass, nfail;
 
 static void report(bool ok, const char *fmt, ...)
 {
     va_list ap;
-    printf("[server] %s ", ok ? "ok  " : "FAIL");
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    ct_report("[server]", rshm_server_last_error, ok, fmt, ap);
     va_end(ap);
-    if (!ok) {
-        char err[512];
-        rshm_server_last_error(err, sizeof(err));
-        printf("   (last error: %s)", err);
-    }
-    printf("\n");
-    fflush(stdout);
-    if (ok) {
-        npass++;
-    } else {
-        nfail++;
-    }
 }
 
 static bool call(pmix_status_t rc, pmix_status_t want, const char *what)
@@ -461,6 +447,7 @@ int main(int argc, char **argv)
     free(path);
     call(rshm_server_close(NULL), PMIX_ERR_BAD_PARAM, "rshm_server_close(NULL)");
 
-    printf("[server] summary: %u checks, %u passed, %u failed\n", npass + nfail, npass, nfail);
-    return 0 == nfail ? 0 : 1;
+    printf("[server] summary: %u checks, %u passed, %u failed\n", ct_npass + ct_nfail, ct_npass,
+           ct_nfail);
+    return 0 == ct_nfail ? 0 : 1;
 }
