@@ -18,11 +18,10 @@
 mod pmixhost;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The staticlib cargo built with this test (same profile).
 fn staticlib() -> PathBuf {
@@ -86,43 +85,13 @@ fn component_dir() -> PathBuf {
 }
 
 /// Run `cmd` in its own process group with a wall-clock limit; returns (success, stdout, stderr).
-fn run(mut cmd: Command, limit: Duration) -> (bool, String, String) {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd.spawn().expect("spawn");
-    let pgid = child.id();
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let t1 = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let t2 = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if Instant::now() >= deadline => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => panic!("wait: {e}"),
-        }
-    };
-    // Only our own process group (the child and what it started).
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stderr(Stdio::null())
-        .status();
-    let status = status.or_else(|| child.wait().ok());
-    let out = t1.join().unwrap_or_default();
-    let err = t2.join().unwrap_or_default();
-    (status.is_some_and(|s| s.success()), out, err)
+fn run(cmd: Command, limit: Duration) -> (bool, String, String) {
+    let (status, out, err) = pmixhost::run_group(cmd, limit);
+    (
+        status.is_some_and(|s| s.success()),
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    )
 }
 
 /// How a pmix-host job is run.

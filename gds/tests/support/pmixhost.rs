@@ -490,15 +490,43 @@ pub fn run_job_with_args(
         .arg("--client-cmd")
         .arg(&client_cmd)
         .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
+        .envs(env.iter().copied());
+    let (status, out, err) = run_group(cmd, timeout);
+    let err = String::from_utf8_lossy(&err);
+    let ok = status.is_some_and(|s| s.success());
+    if !ok {
+        let _ = std::fs::remove_file(&dump);
+        let why = match status {
+            Some(s) => format!("exited with {s}"),
+            None => format!("timed out after {timeout:?}"),
+        };
+        panic!(
+            "pmix-host --job {} (corpus {}, env {env:?}) {why}; stderr:\n{err}",
+            job.display(),
+            corpus.display()
+        );
+    }
+    let reg = read_registration(&dump);
+    let _ = std::fs::remove_file(&dump);
+    let out = String::from_utf8(out).expect("pmix-client output is not UTF-8");
+    (reg, parse_answers(&out))
+}
+
+/// Run `cmd` (stdin closed) in its own process group with a wall-clock limit: the exit status
+/// (None: it ran out of time), stdout and stderr. The whole group is killed at the end, so
+/// stragglers (clients that outlived pmix-host, or everything on a timeout) cannot hold the
+/// pipes open.
+pub fn run_group(
+    mut cmd: Command,
+    limit: Duration,
+) -> (Option<std::process::ExitStatus>, Vec<u8>, Vec<u8>) {
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // Own process group, so that a timeout can kill pmix-host and its clients together.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = cmd
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start pmix-host: {e}"));
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
     let pgid = child.id();
     let mut stdout = child.stdout.take().expect("stdout");
     let mut stderr = child.stderr.take().expect("stderr");
@@ -512,43 +540,25 @@ pub fn run_job_with_args(
         let _ = stderr.read_to_end(&mut b);
         b
     });
-
-    let deadline = Instant::now() + timeout;
+    let deadline = Instant::now() + limit;
     let status = loop {
         match child.try_wait() {
             Ok(Some(st)) => break Some(st),
             Ok(None) if Instant::now() >= deadline => break None,
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => panic!("waiting for pmix-host: {e}"),
+            Err(e) => panic!("waiting for {cmd:?}: {e}"),
         }
     };
-    // Stragglers (clients that outlived pmix-host, or everything on a timeout) hold the pipes
-    // open: kill the whole group, then reap pmix-host if it is still there.
     let _ = Command::new("kill")
         .args(["-KILL", "--", &format!("-{pgid}")])
         .stderr(Stdio::null())
         .status();
-    let status = status.or_else(|| child.wait().ok());
+    if status.is_none() {
+        let _ = child.wait(); // reap it (killed above)
+    }
     let out = out_reader.join().unwrap_or_default();
     let err = err_reader.join().unwrap_or_default();
-    let err = String::from_utf8_lossy(&err);
-    let ok = status.is_some_and(|s| s.success());
-    if !ok {
-        let _ = std::fs::remove_file(&dump);
-        let why = match status {
-            Some(s) if Instant::now() < deadline => format!("exited with {s}"),
-            _ => format!("timed out after {timeout:?}"),
-        };
-        panic!(
-            "pmix-host --job {} (corpus {}, env {env:?}) {why}; stderr:\n{err}",
-            job.display(),
-            corpus.display()
-        );
-    }
-    let reg = read_registration(&dump);
-    let _ = std::fs::remove_file(&dump);
-    let out = String::from_utf8(out).expect("pmix-client output is not UTF-8");
-    (reg, parse_answers(&out))
+    (status, out, err)
 }
 
 // ---------------------------------------------------------------------------------------------
