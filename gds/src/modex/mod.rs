@@ -96,10 +96,7 @@ impl Posted {
         // Globally unique keys are retrieved with PMIX_RANK_UNDEF (5.1): index who posted them
         // (a key posted by many ranks is not globally unique; its first poster stands).
         if !self.indexed.contains(key) {
-            self.indexed.insert(key.into());
-            let index = format!("{UNDEF_INDEX}{key}");
-            self.table
-                .insert(Realm::Meta, &index, &Value::ProcRank(rank))?;
+            self.index_undef(key.into(), rank)?;
         }
         Ok(())
     }
@@ -126,11 +123,17 @@ impl Posted {
         // The RANK_UNDEF index of keys posted for the first time (a few entries, inserted one
         // by one; they sort before every posted entry, so encoding still streams).
         for (key, rank) in newly_indexed {
-            let index = format!("{UNDEF_INDEX}{key}");
-            self.table
-                .insert(Realm::Meta, &index, &Value::ProcRank(rank))?;
-            self.indexed.insert(key);
+            self.index_undef(key, rank)?;
         }
+        Ok(())
+    }
+
+    /// Record `rank` as the RANK_UNDEF poster of `key`.
+    fn index_undef(&mut self, key: Box<str>, rank: u32) -> Result<()> {
+        let index = format!("{UNDEF_INDEX}{key}");
+        self.table
+            .insert(Realm::Meta, &index, &Value::ProcRank(rank))?;
+        self.indexed.insert(key);
         Ok(())
     }
 
