@@ -152,33 +152,24 @@ impl Sink for FileSink<'_> {
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         self.check(off, total)?;
         let slices: Vec<IoSlice<'_>> = bufs.iter().map(|b| IoSlice::new(b)).collect();
-        match rustix::io::pwritev(self.fd, &slices, off as u64) {
-            Ok(n) if n == total => Ok(()),
-            // Short (or interrupted): finish piece by piece.
-            Ok(n) => {
-                let (mut skip, mut at) = (n, off + n);
-                for b in bufs {
-                    if skip >= b.len() {
-                        skip -= b.len();
-                        continue;
-                    }
-                    self.write_at(at, &b[skip..])?;
-                    at += b.len() - skip;
-                    skip = 0;
-                }
-                Ok(())
+        let done = match rustix::io::pwritev(self.fd, &slices, off as u64) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => 0,
+            Err(rustix::io::Errno::NOSPC) => return Err(Error::OutOfSpace),
+            Err(e) => return Err(Error::io("write segment", e.into())),
+        };
+        // Short or interrupted: finish piece by piece.
+        let (mut skip, mut at) = (done, off + done);
+        for b in bufs {
+            if skip >= b.len() {
+                skip -= b.len();
+                continue;
             }
-            Err(rustix::io::Errno::INTR) => {
-                let mut at = off;
-                for b in bufs {
-                    self.write_at(at, b)?;
-                    at += b.len();
-                }
-                Ok(())
-            }
-            Err(rustix::io::Errno::NOSPC) => Err(Error::OutOfSpace),
-            Err(e) => Err(Error::io("write segment", e.into())),
+            self.write_at(at, &b[skip..])?;
+            at += b.len() - skip;
+            skip = 0;
         }
+        Ok(())
     }
 }
 
