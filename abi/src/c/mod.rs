@@ -82,14 +82,30 @@ fn bad(what: impl Into<String>) -> AbiError {
 #[inline]
 pub fn fixed_str(buf: &[c_char]) -> Result<&str, AbiError> {
     // c_char is i8 here; view it as bytes. Keys and namespaces are short and almost always
-    // ASCII: one pass finds the NUL and checks for ASCII, with no call.
+    // ASCII: one pass, eight bytes a step, finds the NUL and checks for ASCII, with no call
+    // (every Get reads a namespace this way, and a registration a key per info).
     let bytes = bytemuck_i8(buf);
-    let mut ascii = true;
-    for (len, &c) in bytes.iter().enumerate() {
-        if c == 0 {
-            return utf8(&bytes[..len], ascii);
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut high = 0u64; // the OR of every byte before the NUL
+    let mut words = bytes.chunks_exact(8);
+    for (i, w) in words.by_ref().enumerate() {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        // The lowest byte flagged here is the first zero byte (flags above it may be false).
+        let zero = w.wrapping_sub(LOW) & !w & HIGH;
+        if zero != 0 {
+            let at = (zero.trailing_zeros() / 8) as usize;
+            high |= w & ((1u64 << (at * 8)) - 1);
+            return utf8(&bytes[..i * 8 + at], high & HIGH == 0);
         }
-        ascii &= c < 0x80;
+        high |= w;
+    }
+    let done = bytes.len() - words.remainder().len();
+    for (j, &c) in words.remainder().iter().enumerate() {
+        if c == 0 {
+            return utf8(&bytes[..done + j], high & HIGH == 0);
+        }
+        high |= u64::from(c);
     }
     Err(bad("unterminated fixed-size string"))
 }
@@ -1184,5 +1200,50 @@ impl Drop for HeldValue {
         if self.owns_data {
             destruct_value(&mut self.value);
         }
+    }
+}
+
+#[cfg(test)]
+mod fixed_str_tests {
+    use super::fixed_str;
+    use core::ffi::c_char;
+
+    /// The plain byte-at-a-time definition fixed_str must agree with.
+    fn reference(b: &[u8]) -> Option<&str> {
+        let end = b.iter().position(|&c| c == 0)?;
+        core::str::from_utf8(&b[..end]).ok()
+    }
+
+    #[test]
+    fn agrees_with_the_bytewise_definition() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Every length up to 40 (word and remainder paths), NULs at every place or none,
+        // ASCII, valid multi-byte UTF-8 and invalid bytes, before and after the NUL.
+        let alphabet: [&[u8]; 5] = [b"a", b"pmix.", "\u{e9}".as_bytes(), &[0xff], &[0x80]];
+        let mut checked = 0;
+        for len in 0..40usize {
+            for case in 0..400 {
+                let mut b = Vec::with_capacity(len + 4);
+                while b.len() < len {
+                    let piece = alphabet[(next() % 5) as usize];
+                    b.extend_from_slice(piece);
+                }
+                b.truncate(len);
+                if case % 4 != 0 && len > 0 {
+                    let at = (next() % len as u64) as usize;
+                    b[at] = 0;
+                }
+                let c: Vec<c_char> = b.iter().map(|&v| v as c_char).collect();
+                assert_eq!(fixed_str(&c).ok(), reference(&b), "bytes {b:?}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 40 * 400);
     }
 }
