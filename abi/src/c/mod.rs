@@ -1226,7 +1226,6 @@ mod fixed_str_tests {
         // Every length up to 40 (word and remainder paths), NULs at every place or none,
         // ASCII, valid multi-byte UTF-8 and invalid bytes, before and after the NUL.
         let alphabet: [&[u8]; 5] = [b"a", b"pmix.", "\u{e9}".as_bytes(), &[0xff], &[0x80]];
-        let mut checked = 0;
         for len in 0..40usize {
             for case in 0..400 {
                 let mut b = Vec::with_capacity(len + 4);
@@ -1241,9 +1240,7 @@ mod fixed_str_tests {
                 }
                 let c: Vec<c_char> = b.iter().map(|&v| v as c_char).collect();
                 assert_eq!(fixed_str(&c).ok(), reference(&b), "bytes {b:?}");
-                checked += 1;
             }
         }
-        assert_eq!(checked, 40 * 400);
     }
 }
