@@ -9,14 +9,30 @@
 #  examples/expected-*.reg after replacing the working directory by @CWD@)
 # each client output is sorted and compared with examples/expected-*.out
 # (recorded from OpenPMIx 4.2.2 with its default gds). Set
-# REGEN=1 to rewrite the expected files instead of comparing.
+# REGEN=1 to rewrite the expected files instead of comparing. The answers
+# examples/races.txt lists may take their documented alternative status.
 set -u
 cd "$(dirname "$0")"
 out=check-out
 rm -rf "$out"; mkdir -p "$out"
 fail=0
 
+# Rewrite the answers examples/races.txt lists as timing-dependent from their
+# alternative status back to the expected one, naming each line rewritten.
+races() { # name produced
+    awk -v name="$1" '
+        FNR == NR { if ($1 == name) { alt[$2 " " $3 " " $5] = $4 } next }
+        { k1 = $1 " " $2 " " $3; k2 = $1 " * " $3
+          k = (k1 in alt) ? k1 : ((k2 in alt) ? k2 : "")
+          if (k != "" && $4 == "-" && $5 == "-") {
+              print "check: " name ": known race: " $1 " " $2 " answered " $3 > "/dev/stderr"
+              $3 = alt[k]
+          }
+          print }' examples/races.txt "$2" > "$2.tmp" && mv "$2.tmp" "$2"
+}
+
 compare() { # name produced expected
+    [ "${REGEN:-0}" = 1 ] || races "$1" "$2"
     if [ "${REGEN:-0}" = 1 ]; then
         cp "$2" "$3"; echo "check: $1: regenerated $3"
     elif diff -u "$3" "$2" > "$out/$1.diff"; then
