@@ -6,9 +6,9 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{store, Rng};
 
@@ -230,9 +230,12 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
     fence(&mut p, &mut w, 1);
     let r = Arc::new(Reader::attach(w.path()).unwrap());
     let stop = Arc::new(AtomicBool::new(false));
+    // The tag the reader saw last, so that the writer waits for the reader instead of guessing
+    // how long a loaded machine takes to schedule it.
+    let latest = Arc::new(AtomicU8::new(0));
     let (tx_done, rx_done) = mpsc::channel();
     let reader = {
-        let (r, stop) = (r.clone(), stop.clone());
+        let (r, stop, latest) = (r.clone(), stop.clone(), latest.clone());
         std::thread::spawn(move || {
             let mut seen = [0u64; 256];
             while !stop.load(Ordering::Relaxed) {
@@ -250,6 +253,7 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
                     "a reader saw part of a fence batch: {first} {mid} {last}"
                 );
                 seen[first as usize] += 1;
+                latest.store(first, Ordering::Relaxed);
             }
             tx_done.send(seen).unwrap();
         })
@@ -259,7 +263,10 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
         std::thread::sleep(Duration::from_millis(5));
         fence(&mut p, &mut w, tag);
     }
-    std::thread::sleep(Duration::from_millis(20));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while latest.load(Ordering::Relaxed) != 6 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     stop.store(true, Ordering::Relaxed);
     let seen = rx_done
         .recv_timeout(Duration::from_secs(60))
@@ -267,7 +274,7 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
     reader.join().unwrap();
     assert!(
         seen[6] > 0,
-        "the reader saw the last batch: {:?}",
+        "the reader did not see the last batch within 60 s: {:?}",
         &seen[..8]
     );
     assert_eq!(

@@ -186,9 +186,12 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
     publish(&mut w, "ns", &Posted::new(), true);
     let r = Arc::new(Reader::attach(w.path()).unwrap());
     let stop = Arc::new(AtomicBool::new(false));
+    // Set once the reader has seen the batch: the writer waits for it rather than guessing how
+    // long a loaded machine takes to schedule the reader.
+    let saw_all = Arc::new(AtomicBool::new(false));
     let (tx_done, rx_done) = mpsc::channel();
     let reader = {
-        let (r, stop) = (r.clone(), stop.clone());
+        let (r, stop, saw_all) = (r.clone(), stop.clone(), saw_all.clone());
         std::thread::spawn(move || {
             let (mut none, mut all) = (0u64, 0u64);
             while !stop.load(Ordering::Relaxed) {
@@ -198,7 +201,8 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
                 let last = modex::get(t, TargetRank::Rank(PROCS - 1), "card", false, None).is_ok();
                 assert_eq!(first, last, "a reader saw part of a fence batch");
                 if first {
-                    all += 1
+                    all += 1;
+                    saw_all.store(true, Ordering::Relaxed);
                 } else {
                     none += 1
                 }
@@ -218,13 +222,19 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
         .unwrap();
     }
     publish(&mut w, "ns", &p, false);
-    std::thread::sleep(Duration::from_millis(20));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !saw_all.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     stop.store(true, Ordering::Relaxed);
     let (none, all) = rx_done
         .recv_timeout(Duration::from_secs(60))
         .expect("reader stuck");
     reader.join().unwrap();
-    assert!(all > 0, "the reader saw the batch ({none} reads before it)");
+    assert!(
+        all > 0,
+        "the reader did not see the batch within 60 s ({none} reads without it)"
+    );
 }
 
 #[test]
