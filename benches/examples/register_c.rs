@@ -2,7 +2,8 @@
 //! (what `rshm_server_register_nspace` receives), then the table built from it two ways, timed in
 //! the same process: converted into `Info` trees first (`read_infos`, the old path) and read in
 //! place (`reg_infos`, what the server shim does). Both must give the same segment.
-//! `cargo run --release -p rshm-benches --example register_c -- 1000000`.
+//! `cargo run --release -p rshm-benches --example register_c -- 1000000`; RSHM_IN_PLACE=1 times
+//! only the in-place path, RSHM_REPEAT=n repeats, RSHM_TOUCH=1 adds the memory floor.
 use std::time::Instant;
 
 use abi::c::{c_info, destruct_value, read_infos, reg_infos};
@@ -25,7 +26,18 @@ fn main() {
         .max(1);
     // RSHM_IN_PLACE=1: only the in-place path (for a profiler).
     let in_place_only = std::env::var_os("RSHM_IN_PLACE").is_some();
+    // RSHM_TOUCH=1: first read every key and value the build reads, in its order: the memory
+    // floor the build is compared with.
+    let touch = std::env::var_os("RSHM_TOUCH").is_some();
     for _ in 0..runs {
+        if touch {
+            let t = Instant::now();
+            let sum = touch_walk(&c);
+            println!(
+                "touch walk (the lines the build reads, nothing else) {:.0} ms ({sum})",
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
         let t0 = Instant::now();
         let old = (!in_place_only).then(|| {
             // SAFETY: `c` is a live array of infos written by `c_info`.
@@ -72,4 +84,33 @@ fn main() {
     for i in &mut c {
         destruct_value(&mut i.value);
     }
+}
+
+/// Read a byte of every key and every value of `c` and of its info arrays (one level down, where
+/// the proc arrays are), in array order.
+fn touch_walk(c: &[pmix_info_t]) -> u64 {
+    let mut sum = 0u64;
+    for i in c {
+        sum = sum.wrapping_add(i.key[5] as u64);
+        if i.value.type_ != gds::value::types::DATA_ARRAY {
+            continue;
+        }
+        // SAFETY: `c_info` wrote this value as a data array: `darray` points to a live
+        // pmix_data_array_t whose `array` holds `size` infos (the proc arrays' elements).
+        unsafe {
+            let da = i.value.data.darray;
+            if (*da).type_ != gds::value::types::INFO {
+                continue;
+            }
+            let e = (*da).array.cast::<pmix_info_t>();
+            for k in 0..(*da).size {
+                let x = &*e.add(k);
+                sum = sum
+                    .wrapping_add(x.key[5] as u64)
+                    .wrapping_add(x.value.type_ as u64)
+                    .wrapping_add(x.value.data.size as u64);
+            }
+        }
+    }
+    sum
 }

@@ -584,7 +584,21 @@ fn prefetch_line(p: *const u8) {
 }
 
 impl gds::jobdata::RegInfo for CInfo {
-    fn prefetch(&self, near: bool) {
+    fn prefetch(&self, ahead: gds::jobdata::Ahead) {
+        use gds::jobdata::Ahead;
+        let info_len = size_of::<pmix_info_t>();
+        let value_off = core::mem::offset_of!(pmix_info_t, value);
+        // The key's first line and the value's (which may straddle two lines): what the walk
+        // reads of an info.
+        let lines = |e: *const u8| {
+            prefetch_line(e);
+            prefetch_line(e.wrapping_add(value_off));
+            prefetch_line(e.wrapping_add(info_len - 1));
+        };
+        if ahead == Ahead::Info {
+            lines(ptr::from_ref(&self.0).cast());
+            return;
+        }
         if self.0.value.type_ != t::DATA_ARRAY {
             return;
         }
@@ -596,7 +610,7 @@ impl gds::jobdata::RegInfo for CInfo {
             if da.is_null() {
                 return;
             }
-            if !near {
+            if ahead == Ahead::Array {
                 prefetch_line(da.cast());
                 return;
             }
@@ -604,12 +618,8 @@ impl gds::jobdata::RegInfo for CInfo {
                 return;
             }
             let base = (*da).array.cast::<u8>().cast_const();
-            let value_off = core::mem::offset_of!(pmix_info_t, value);
             for i in 0..(*da).size.min(16) {
-                let e = base.wrapping_add(i * size_of::<pmix_info_t>());
-                prefetch_line(e);
-                prefetch_line(e.wrapping_add(value_off));
-                prefetch_line(e.wrapping_add(size_of::<pmix_info_t>() - 1));
+                lines(base.wrapping_add(i * info_len));
             }
         }
     }

@@ -12,6 +12,6 @@ pub mod resources;
 pub mod synthetic;
 
 pub use query::{Qualifiers, TargetRank};
-pub use register::{build, JobSummary, RegInfo};
+pub use register::{build, Ahead, JobSummary, RegInfo};
 pub use resolve::{get, get_with_resources, get_with_resources_by, is_local};
 pub use resources::Resources;

@@ -61,13 +61,29 @@ pub trait RegInfo: Sized {
         Ok(())
     }
     /// A hint that the element will be read soon (a C array's proc arrays lie far apart in
-    /// memory): `near` false a few elements ahead, true closer.
-    fn prefetch(&self, _near: bool) {}
+    /// memory, and a million-element walk outruns the hardware prefetcher): told three times
+    /// as the walk approaches, each stage reading only what the one before asked for.
+    fn prefetch(&self, _ahead: Ahead) {}
 }
 
-/// Elements ahead of the walk that [`RegInfo::prefetch`] is told about.
-const PREFETCH_FAR: usize = 8;
-const PREFETCH_NEAR: usize = 4;
+/// How far ahead of the walk an element is when [`RegInfo::prefetch`] is told about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ahead {
+    /// Farthest ([`PREFETCH_INFO`] elements): the element itself, its key and its value.
+    Info,
+    /// [`PREFETCH_ARRAY`] elements: what its value points to (an info array's header).
+    Array,
+    /// Nearest ([`PREFETCH_ELEMS`] elements): the elements of that array.
+    Elements,
+}
+
+/// Elements ahead of the walk at each [`Ahead`] stage. One proc array of 8 infos is ~17 cache
+/// lines, about what a core tracks in flight: asking for more arrays at once drops requests
+/// (1M C registration, the whole build as pass 2's distances vary: 16/8/4 ahead 520-600 ms,
+/// 6/3/1 430-470 ms, none 660-770 ms; docs/performance.md).
+pub const PREFETCH_INFO: usize = 6;
+pub const PREFETCH_ARRAY: usize = 3;
+pub const PREFETCH_ELEMS: usize = 1;
 
 type InfoElems<'a> = std::iter::FilterMap<std::slice::Iter<'a, Value>, fn(&Value) -> Option<&Info>>;
 
@@ -204,8 +220,13 @@ impl<'a, I: RegInfo + 'a> Layout<'a, I> {
     }
 
     /// Top level, or the inside of a job or session array (`session` true).
-    fn scan(&mut self, infos: impl Iterator<Item = &'a I>, session: bool) -> Result<()> {
+    fn scan(&mut self, infos: impl Iterator<Item = &'a I> + Clone, session: bool) -> Result<()> {
+        // Only the elements themselves are read here (a proc array is kept for pass 2).
+        let mut own = infos.clone().skip(PREFETCH_INFO);
         for info in infos {
+            if let Some(i) = own.next() {
+                i.prefetch(Ahead::Info);
+            }
             let key = info.key();
             match key {
                 keys::SESSION_INFO_ARRAY => self.scan(infos_of(info)?, true)?,
@@ -289,16 +310,20 @@ impl Apply<'_> {
         infos: impl Iterator<Item = &'i I> + Clone,
         session: bool,
     ) -> Result<()> {
-        let mut far = infos.clone().skip(PREFETCH_FAR);
-        let mut near = infos.clone().skip(PREFETCH_NEAR);
+        let mut own = infos.clone().skip(PREFETCH_INFO);
+        let mut array = infos.clone().skip(PREFETCH_ARRAY);
+        let mut elements = infos.clone().skip(PREFETCH_ELEMS);
         // A proc array's elements, walked once from the registration and again from here.
         let mut elems: Vec<(&'i str, &'i I)> = Vec::new();
         for info in infos {
-            if let Some(i) = far.next() {
-                i.prefetch(false);
+            if let Some(i) = own.next() {
+                i.prefetch(Ahead::Info);
             }
-            if let Some(i) = near.next() {
-                i.prefetch(true);
+            if let Some(i) = array.next() {
+                i.prefetch(Ahead::Array);
+            }
+            if let Some(i) = elements.next() {
+                i.prefetch(Ahead::Elements);
             }
             let key = info.key();
             match key {
