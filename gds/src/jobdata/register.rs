@@ -222,9 +222,9 @@ impl<'a, I: RegInfo + 'a> Layout<'a, I> {
     /// Top level, or the inside of a job or session array (`session` true).
     fn scan(&mut self, infos: impl Iterator<Item = &'a I> + Clone, session: bool) -> Result<()> {
         // Only the elements themselves are read here (a proc array is kept for pass 2).
-        let mut own = infos.clone().skip(PREFETCH_INFO);
+        let mut ahead_info = infos.clone().skip(PREFETCH_INFO);
         for info in infos {
-            if let Some(i) = own.next() {
+            if let Some(i) = ahead_info.next() {
                 i.prefetch(Ahead::Info);
             }
             let key = info.key();
@@ -310,19 +310,19 @@ impl Apply<'_> {
         infos: impl Iterator<Item = &'i I> + Clone,
         session: bool,
     ) -> Result<()> {
-        let mut own = infos.clone().skip(PREFETCH_INFO);
-        let mut array = infos.clone().skip(PREFETCH_ARRAY);
-        let mut elements = infos.clone().skip(PREFETCH_ELEMS);
+        let mut ahead_info = infos.clone().skip(PREFETCH_INFO);
+        let mut ahead_array = infos.clone().skip(PREFETCH_ARRAY);
+        let mut ahead_elems = infos.clone().skip(PREFETCH_ELEMS);
         // A proc array's elements, walked once from the registration and again from here.
         let mut elems: Vec<(&'i str, &'i I)> = Vec::new();
         for info in infos {
-            if let Some(i) = own.next() {
+            if let Some(i) = ahead_info.next() {
                 i.prefetch(Ahead::Info);
             }
-            if let Some(i) = array.next() {
+            if let Some(i) = ahead_array.next() {
                 i.prefetch(Ahead::Array);
             }
-            if let Some(i) = elements.next() {
+            if let Some(i) = ahead_elems.next() {
                 i.prefetch(Ahead::Elements);
             }
             let key = info.key();
