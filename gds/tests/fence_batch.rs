@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{store, Rng};
 
@@ -263,10 +263,9 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
         std::thread::sleep(Duration::from_millis(5));
         fence(&mut p, &mut w, tag);
     }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while latest.load(Ordering::Relaxed) != 6 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    common::wait_until(Duration::from_secs(60), || {
+        latest.load(Ordering::Relaxed) == 6
+    });
     stop.store(true, Ordering::Relaxed);
     let seen = rx_done
         .recv_timeout(Duration::from_secs(60))

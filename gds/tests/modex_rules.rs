@@ -222,10 +222,7 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
         .unwrap();
     }
     publish(&mut w, "ns", &p, false);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !saw_all.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    common::wait_until(Duration::from_secs(60), || saw_all.load(Ordering::Relaxed));
     stop.store(true, Ordering::Relaxed);
     let (none, all) = rx_done
         .recv_timeout(Duration::from_secs(60))

@@ -227,3 +227,12 @@ pub fn store() -> (tempfile::TempDir, gds::Writer) {
     let w = gds::Writer::create(opts(base.path())).unwrap();
     (base, w)
 }
+
+/// Poll `done` every millisecond until it holds or `limit` passes: for a test that needs another
+/// thread to have run, however long a loaded machine takes to schedule it. The caller asserts.
+pub fn wait_until(limit: std::time::Duration, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !done() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
