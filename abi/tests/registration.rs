@@ -54,3 +54,49 @@ fn in_place_registration_gives_the_same_segment() {
         proc(2, "node00001"),
     ]);
 }
+
+/// The read-ahead takes a C proc array's column values without making a `Value`
+/// (`CInfo::column`); this is what it must agree with. 6,000 ranks (more than one read-ahead
+/// block); every fifth has one column key in another integer type or as the column's absent
+/// pattern (each column, each type), the others are as a host sends them: the in-place
+/// segment equals the Rust one.
+#[test]
+fn column_values_read_in_place_agree_with_the_values() {
+    let odd = |r: u32| -> Value {
+        match (r / 30) % 9 {
+            0 => Value::Uint16(r as u16),
+            1 => Value::Uint16(u16::MAX),
+            2 => Value::Uint32(r),
+            3 => Value::Uint32(u32::MAX),
+            4 => Value::ProcRank(r),
+            5 => Value::ProcRank(u32::MAX),
+            6 => Value::Uint(r),
+            7 => Value::Uint64(r as u64),
+            _ => Value::Int32(r as i32),
+        }
+    };
+    let mut infos = synthetic::registration_maps(6_000, 64);
+    for r in 0..6_000u32 {
+        let mut a = vec![Info::new("pmix.rank", Value::ProcRank(r))];
+        for (n, key) in [
+            "pmix.lrank",
+            "pmix.nrank",
+            "pmix.nodeid",
+            "pmix.appnum",
+            "pmix.apprank",
+            "pmix.grank",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let v = if r % 5 == 0 && n as u32 == (r / 5) % 6 {
+                odd(r)
+            } else {
+                synthetic::proc_value(r, 64, key).unwrap()
+            };
+            a.push(Info::new(key, v));
+        }
+        infos.push(Info::array("pmix.pdata", a));
+    }
+    same_segment(&infos);
+}

@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::RangeInclusive;
 use std::sync::{Arc, OnceLock};
 
@@ -21,7 +22,7 @@ use crate::bytes::{same_bytes, slice_at, u16_at, u32_at, u64_at, Encoder, Sink};
 use crate::error::{Error, Result};
 use crate::jobdata::keys::{default_realm, DefaultRealm};
 use crate::layout::{
-    entry_hash, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, Realm, TableHeader,
+    entry_hash, fmix64, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, Realm, TableHeader,
     COLUMNS, ENTRY_RAW_BYTES, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN, VALUE_ALIGN,
 };
 use crate::raw::{RoMap, ValidatedValues};
@@ -31,6 +32,35 @@ use crate::valueref::ValueRef;
 
 /// An entry's identity in the builder: (class, id, builder key id).
 type EntryKey = (u16, u32, u32);
+
+/// Hashes an [`EntryKey`]: small integers (a class, a rank or node id, a key id the builder
+/// numbered itself), mixed by [`fmix64`]. A registration inserts some 150,000 entries at 1M
+/// ranks, where SipHash was a tenth of each insert; no one chooses these integers to collide
+/// (key ids are the builder's own, ids are ranks and node ids of the job).
+#[derive(Clone, Copy, Default)]
+struct EntryHasher(u64);
+
+impl Hasher for EntryHasher {
+    fn finish(&self) -> u64 {
+        fmix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(n as u64);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(23) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type EntryMap = HashMap<EntryKey, StoredValue, BuildHasherDefault<EntryHasher>>;
 /// An entry's stored value: (entry flags, location of the archive or the raw bytes in the
 /// builder's arenas (see [`LOC_BITS`]), length).
 type StoredValue = (u16, u64, usize);
@@ -94,7 +124,7 @@ pub struct TableBuilder {
     key_ids: HashMap<Box<str>, u32>,
     keys: Vec<Box<str>>,
     /// Entries inserted one by one: (class, id, builder key id) → value.
-    entries: HashMap<EntryKey, StoredValue>,
+    entries: EntryMap,
     /// Entries merged in bulk, sorted by (class, id, key bytes). A (class, id, key) is live at
     /// most once in `entries` and `bulk` together: an insert or remove marks the bulk one DEAD.
     bulk: Vec<BulkEntry>,
@@ -121,7 +151,7 @@ fn column_of(key: &str) -> Option<usize> {
 }
 
 /// The column value of `value` if its type is the column's and it is not the absent pattern.
-fn column_value(kind: ColumnKind, value: &Value) -> Option<u32> {
+pub(crate) fn column_value(kind: ColumnKind, value: &Value) -> Option<u32> {
     match (kind, value) {
         (ColumnKind::Uint16, Value::Uint16(v)) if *v != u16::MAX => Some(*v as u32),
         (ColumnKind::Uint32, Value::Uint32(v)) if *v != u32::MAX => Some(*v),
@@ -179,19 +209,14 @@ impl TableBuilder {
     pub fn insert(&mut self, realm: Realm, key: &str, value: &Value) -> Result<()> {
         if let (Realm::Proc(r), Some(c)) = (realm, column_of(key)) {
             if r < self.ranks {
-                let ranks = self.ranks as usize;
-                let col = &mut self.columns[c];
                 match column_value(COLUMNS[c].kind, value) {
                     Some(v) => {
-                        col.get_or_insert_with(|| vec![u32::MAX; ranks])[r as usize] = v;
-                        if self.column_key_in_entries[c] {
-                            self.remove_entry(realm, key);
-                        }
+                        self.set_column(c, r, v);
                         return Ok(());
                     }
                     // Another type, or the absent pattern: an entry holds it.
                     None => {
-                        if let Some(col) = col {
+                        if let Some(col) = &mut self.columns[c] {
                             col[r as usize] = u32::MAX;
                         }
                         self.column_key_in_entries[c] = true;
@@ -213,17 +238,41 @@ impl TableBuilder {
         column_of(key)
     }
 
-    /// [`TableBuilder::insert`] of (`Realm::Proc(rank)`, the key of column `c`, `value`), without
-    /// matching the key: a registration's derived per-rank values, a million at a time.
-    pub(crate) fn insert_column(&mut self, c: usize, rank: u32, value: &Value) -> Result<()> {
-        if rank < self.ranks && !self.column_key_in_entries[c] {
-            if let Some(v) = column_value(COLUMNS[c].kind, value) {
-                let ranks = self.ranks as usize;
-                self.columns[c].get_or_insert_with(|| vec![u32::MAX; ranks])[rank as usize] = v;
-                return Ok(());
-            }
+    /// [`TableBuilder::insert`] of (`Realm::Proc(rank)`, the key of column `c`, the value of
+    /// the column's type whose number is `v`), without matching the key or making a [`Value`]:
+    /// a registration's derived per-rank values, a million at a time.
+    #[inline]
+    pub(crate) fn insert_column(&mut self, c: usize, rank: u32, v: u32) -> Result<()> {
+        let kind = COLUMNS[c].kind;
+        let absent = match kind {
+            ColumnKind::Uint16 => u16::MAX as u32,
+            ColumnKind::Uint32 | ColumnKind::ProcRank => u32::MAX,
+        };
+        if rank < self.ranks && v < absent {
+            self.set_column(c, rank, v);
+            return Ok(());
         }
-        self.insert(Realm::Proc(rank), COLUMNS[c].key, value)
+        let value = match kind {
+            ColumnKind::Uint16 => Value::Uint16(u16::try_from(v).map_err(|_| {
+                Error::InvalidArgument(format!("{} does not fit a uint16", COLUMNS[c].key))
+            })?),
+            ColumnKind::Uint32 => Value::Uint32(v),
+            ColumnKind::ProcRank => Value::ProcRank(v),
+        };
+        self.insert(Realm::Proc(rank), COLUMNS[c].key, &value)
+    }
+
+    /// [`TableBuilder::insert`] of (`Realm::Proc(rank)`, the key of column `c`, a value of the
+    /// column's type whose column value is `v`, as [`column_value`] gives it): `rank` below the
+    /// builder's ranks, `v` not the absent pattern.
+    #[inline]
+    pub(crate) fn set_column(&mut self, c: usize, rank: u32, v: u32) {
+        debug_assert!(rank < self.ranks && v != u32::MAX);
+        let ranks = self.ranks as usize;
+        self.columns[c].get_or_insert_with(|| vec![u32::MAX; ranks])[rank as usize] = v;
+        if self.column_key_in_entries[c] {
+            self.remove_entry(Realm::Proc(rank), COLUMNS[c].key);
+        }
     }
 
     /// The id of `key`, interned if new (and whether it was).

@@ -3,7 +3,7 @@
 
 mod common;
 
-use gds::{part, Error, Reader, Realm, TableBuilder, Writer};
+use gds::{part, Error, Reader, Realm, TableBuilder, Value, Writer};
 
 #[test]
 fn every_value_type_round_trips_through_a_published_store() {
@@ -319,4 +319,111 @@ fn a_job_registered_by_its_maps_answers_as_with_proc_arrays() {
         }
     }
     assert_eq!(compared, ranks as usize * keys.len());
+}
+
+/// A registration's proc arrays are read ahead on several threads, a block at a time, and
+/// applied in order (docs/jobdata.md "Registering a million ranks"): 20,000 ranks (several
+/// blocks) of arrays mixing what the read-ahead takes (column values, the node's own hostname)
+/// with what it leaves to the ordered walk (a column key of another type, a hostname not the
+/// node's, other keys), and later arrays for some ranks, answer as applied one by one in
+/// document order: the latest array wins key by key.
+#[test]
+fn proc_arrays_read_on_several_threads_apply_in_document_order() {
+    use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+    use gds::value::Info;
+    let (ranks, ppn) = (20_000u32, 64u32);
+    let mut infos = synthetic::registration_maps(ranks, ppn);
+    for r in 0..ranks {
+        let mut a = vec![
+            Info::new("pmix.rank", Value::ProcRank(r)),
+            Info::new("pmix.nodeid", Value::Uint32(r / ppn)),
+            Info::new("pmix.apprank", Value::ProcRank(r)),
+        ];
+        a.push(if r % 7 == 0 {
+            Info::new("pmix.lrank", Value::Uint32(r % ppn + 500))
+        } else {
+            Info::new("pmix.lrank", Value::Uint16((r % ppn) as u16))
+        });
+        let host = if r % 13 == 0 {
+            "elsewhere".to_string()
+        } else {
+            synthetic::host(r / ppn)
+        };
+        a.push(Info::new("pmix.hname", Value::String(host)));
+        if r % 17 == 0 {
+            a.push(Info::new("test.key", Value::String(format!("v{r}"))));
+        }
+        infos.push(Info::array("pmix.pdata", a));
+    }
+    for r in (0..ranks).step_by(11) {
+        let mut a = vec![
+            Info::new("pmix.apprank", Value::ProcRank(r + 7)),
+            Info::new("pmix.rank", Value::ProcRank(r)),
+        ];
+        if r % 7 == 0 {
+            a.push(Info::new("pmix.lrank", Value::Uint16(1)));
+        }
+        infos.push(Info::array("pmix.pdata", a));
+    }
+    let (t, _) = jobdata::build(Some(&synthetic::host(0)), &infos).unwrap();
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    let table = r.table(&pin, "ns", part::DATA).unwrap();
+    let none = Qualifiers::default();
+    let get = |rank, key| {
+        jobdata::get(table, Some(0), TargetRank::Rank(rank), key, &none).map(|v| v.to_value())
+    };
+    for rank in 0..ranks {
+        let lrank = match (rank % 11 == 0, rank % 7 == 0) {
+            (true, true) => Value::Uint16(1),
+            (false, true) => Value::Uint32(rank % ppn + 500),
+            _ => Value::Uint16((rank % ppn) as u16),
+        };
+        let apprank = if rank % 11 == 0 { rank + 7 } else { rank };
+        let host = if rank % 13 == 0 {
+            "elsewhere".to_string()
+        } else {
+            synthetic::host(rank / ppn)
+        };
+        assert_eq!(get(rank, "pmix.lrank").ok(), Some(lrank), "rank {rank}");
+        assert_eq!(
+            get(rank, "pmix.apprank").ok(),
+            Some(Value::ProcRank(apprank)),
+            "rank {rank}"
+        );
+        assert_eq!(
+            get(rank, "pmix.nrank").ok(),
+            Some(Value::Uint16((rank % ppn) as u16)),
+            "rank {rank}"
+        );
+        assert_eq!(
+            get(rank, "pmix.hname").ok(),
+            Some(Value::String(host)),
+            "rank {rank}"
+        );
+        match get(rank, "test.key") {
+            Ok(v) => assert!(rank % 17 == 0 && v == Value::String(format!("v{rank}"))),
+            Err(e) => assert!(rank % 17 != 0 && matches!(e, Error::NotFound), "{e:?}"),
+        }
+    }
+
+    // A malformed proc array deep in a later block is still refused, with its own error.
+    let mut bad = synthetic::registration(ranks, ppn);
+    let at = bad.len() - 3_000;
+    bad[at] = Info::array(
+        "pmix.pdata",
+        vec![Info::new("pmix.appnum", Value::Uint32(0))],
+    );
+    let Err(e) = jobdata::build(Some(&synthetic::host(0)), &bad) else {
+        panic!("a proc array without a rank was taken");
+    };
+    assert!(
+        matches!(&e, Error::InvalidArgument(m) if m.contains("without PMIX_RANK")),
+        "{e:?}"
+    );
 }

@@ -447,6 +447,12 @@ pub unsafe fn read_infos(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>, A
 #[repr(transparent)]
 pub struct CInfo(pmix_info_t);
 
+// SAFETY: a CInfo is only ever reached through the `&[CInfo]` of `reg_infos`, whose caller
+// promises the array and everything it points to stay unchanged while the view lives; every
+// accessor only reads. Shared reads of memory nobody writes are sound from any thread, which is
+// what the registration's read-ahead threads do.
+unsafe impl Sync for CInfo {}
+
 /// A registration array (`PMIx_server_register_nspace`) validated as [`read_infos`] validates
 /// it, except top-level proc arrays (`PMIX_PROC_INFO_ARRAY`): the registration checks each of
 /// those as it walks it, so the million of them are read once, not twice.
@@ -458,7 +464,16 @@ pub struct CInfo(pmix_info_t);
 pub unsafe fn reg_infos<'a>(p: *const pmix_info_t, n: usize) -> Result<&'a [CInfo], AbiError> {
     // SAFETY: forwarded caller promise.
     let infos = unsafe { c_slice(p, n) }?;
-    for info in infos {
+    // A million top-level infos lie 552 bytes apart, a stride the hardware prefetcher does not
+    // follow: ask for each one's key and value lines ahead of the check.
+    let ahead = infos.iter().skip(gds::jobdata::register::PREFETCH_INFO);
+    for (info, next) in infos
+        .iter()
+        .zip(ahead.map(Some).chain(core::iter::repeat(None)))
+    {
+        if let Some(next) = next {
+            prefetch_info(next);
+        }
         // SAFETY: the element is readable (caller).
         unsafe { check_info(info, 0, false, true) }?;
     }
@@ -583,20 +598,20 @@ fn prefetch_line(p: *const u8) {
     let _ = p;
 }
 
+/// Ask for what a walk reads of `info`: its key's first line and its value's (which may
+/// straddle two lines).
+fn prefetch_info(info: *const pmix_info_t) {
+    let e = info.cast::<u8>();
+    prefetch_line(e);
+    prefetch_line(e.wrapping_add(core::mem::offset_of!(pmix_info_t, value)));
+    prefetch_line(e.wrapping_add(size_of::<pmix_info_t>() - 1));
+}
+
 impl gds::jobdata::RegInfo for CInfo {
     fn prefetch(&self, ahead: gds::jobdata::Ahead) {
         use gds::jobdata::Ahead;
-        let info_len = size_of::<pmix_info_t>();
-        let value_off = core::mem::offset_of!(pmix_info_t, value);
-        // The key's first line and the value's (which may straddle two lines): what the walk
-        // reads of an info.
-        let lines = |e: *const u8| {
-            prefetch_line(e);
-            prefetch_line(e.wrapping_add(value_off));
-            prefetch_line(e.wrapping_add(info_len - 1));
-        };
         if ahead == Ahead::Info {
-            lines(ptr::from_ref(&self.0).cast());
+            prefetch_info(&self.0);
             return;
         }
         if self.0.value.type_ != t::DATA_ARRAY {
@@ -617,9 +632,9 @@ impl gds::jobdata::RegInfo for CInfo {
             if (*da).type_ != t::INFO {
                 return;
             }
-            let base = (*da).array.cast::<u8>().cast_const();
+            let base = (*da).array.cast::<pmix_info_t>().cast_const();
             for i in 0..(*da).size.min(16) {
-                lines(base.wrapping_add(i * info_len));
+                prefetch_info(base.wrapping_add(i));
             }
         }
     }
@@ -630,6 +645,26 @@ impl gds::jobdata::RegInfo for CInfo {
         // A malformed key reads as "" (which no key matches and the store refuses); `check`
         // says why.
         fixed_str(&self.0.key).unwrap_or("")
+    }
+
+    fn column(&self, kind: gds::layout::ColumnKind) -> Option<u32> {
+        use gds::layout::ColumnKind as K;
+        let data = self.data();
+        // SAFETY: the value's type says which union member it is; an inline scalar of that
+        // type is read from the union's first bytes (as `read_value` reads it).
+        let v = unsafe {
+            match (kind, self.0.value.type_) {
+                (K::Uint16, t::UINT16) => match ptr::read(data.cast::<u16>()) {
+                    u16::MAX => return None,
+                    v => v as u32,
+                },
+                (K::Uint32, t::UINT32) | (K::ProcRank, t::PROC_RANK) => {
+                    ptr::read(data.cast::<u32>())
+                }
+                _ => return None,
+            }
+        };
+        (v != u32::MAX).then_some(v)
     }
 
     fn check(&self) -> gds::Result<()> {

@@ -7,13 +7,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt::Write as _;
+use std::sync::{Mutex, PoisonError};
 
 use super::keys::{self, default_realm, meta, DefaultRealm};
 use super::maps::{parse_node_map, parse_proc_map};
+use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
-use crate::layout::Realm;
-use crate::table::TableBuilder;
+use crate::layout::{ColumnKind, Realm, COLUMNS};
+use crate::table::{column_value, TableBuilder};
 use crate::value::{types, Info, Value};
 
 /// What the registration produced, beside the table.
@@ -35,8 +36,9 @@ fn bad(what: String) -> Error {
 
 /// One element of a registration array as the registration reads it: a Rust [`Info`], or an
 /// element of a C `pmix_info_t` array read in place (the C ABI's validated view), so that a
-/// million proc arrays are walked where they lie instead of being converted first.
-pub trait RegInfo: Sized {
+/// million proc arrays are walked where they lie instead of being converted first. `Sync`: the
+/// proc arrays are read by several threads at once (the source is not changed meanwhile).
+pub trait RegInfo: Sized + Sync {
     /// The elements of an info array.
     type Elems<'a>: Iterator<Item = &'a Self> + Clone
     where
@@ -54,6 +56,12 @@ pub trait RegInfo: Sized {
     fn number(&self) -> Option<u32>;
     /// The value, to store.
     fn value(&self) -> Result<Cow<'_, Value>>;
+    /// The value as proc column `kind` holds it: a value of the column's type that is not its
+    /// absent pattern, as [`TableBuilder::insert`] would store it in the column. Sources that can read it
+    /// without making a [`Value`] say so: a million proc arrays ask it eight times each.
+    fn column(&self, kind: ColumnKind) -> Option<u32> {
+        column_value(kind, &*self.value().ok()?)
+    }
     /// Whether the element is well-formed, for sources that leave that to the walk (a C array's
     /// proc arrays): called on the elements of a proc array that are not stored (the others are
     /// checked by [`RegInfo::value`], a derivable hostname by [`RegInfo::string`]).
@@ -176,8 +184,11 @@ struct Layout<'a, I> {
     /// Node arrays: (node id if given, hostname if given).
     node_arrays: Vec<(Option<u32>, Option<&'a str>)>,
     registered_size: Option<u32>,
-    /// The proc arrays, at any level.
+    /// The proc arrays, at any level, in order.
     proc_arrays: Vec<&'a I>,
+    /// Everything else pass 2 applies, in order, with whether it is inside a session array:
+    /// the infos outside session and job arrays and inside them, not the arrays themselves.
+    ops: Vec<(&'a I, bool)>,
 }
 
 /// The first element of an array with key `key`.
@@ -206,6 +217,7 @@ impl<'a, I: RegInfo + 'a> Layout<'a, I> {
             node_arrays: Vec::new(),
             registered_size: None,
             proc_arrays: Vec::new(),
+            ops: Vec::new(),
         }
     }
 
@@ -228,6 +240,16 @@ impl<'a, I: RegInfo + 'a> Layout<'a, I> {
                 i.prefetch(Ahead::Info);
             }
             let key = info.key();
+            // Walked (for their ranks) only if the job's size is not known otherwise: the
+            // second walk over a million of them is what it would cost. Pass 2 checks them.
+            // Asked first: at scale nearly every info is one.
+            if same_bytes(key.as_bytes(), keys::PROC_INFO_ARRAY.as_bytes()) {
+                self.proc_arrays.push(info);
+                continue;
+            }
+            if !matches!(key, keys::SESSION_INFO_ARRAY | keys::JOB_INFO_ARRAY) {
+                self.ops.push((info, session));
+            }
             match key {
                 keys::SESSION_INFO_ARRAY => self.scan(infos_of(info)?, true)?,
                 keys::JOB_INFO_ARRAY => self.scan(infos_of(info)?, false)?,
@@ -257,9 +279,6 @@ impl<'a, I: RegInfo + 'a> Layout<'a, I> {
                     }
                     self.node_arrays.push((id, host));
                 }
-                // Walked (for their ranks) only if the job's size is not known otherwise: the
-                // second walk over a million of them is what it would cost. Pass 2 checks them.
-                keys::PROC_INFO_ARRAY => self.proc_arrays.push(info),
                 keys::NODE_MAP | keys::NODE_MAP_RAW => {
                     self.hosts = parse_node_map(
                         info.text()
@@ -286,17 +305,17 @@ impl<'a, I: RegInfo + 'a> Layout<'a, I> {
     }
 }
 
-/// Pass 2: everything the host registered, stored over what was derived.
-struct Apply<'l> {
-    session_id: u32,
-    node_ids: &'l HashMap<String, u32>,
+/// Which node each rank is on and each node's hostname: what a proc array's hostname is
+/// compared with. Read by every thread of the read-ahead.
+struct Nodes<'l> {
     /// Hostname of node `id`, for the ids `0..len` (the node map's, the common case).
     hosts: &'l [&'l str],
     host_of_node: &'l HashMap<u32, String>,
+    /// The maps' node of each rank (`u32::MAX`: none).
     node_of_rank: &'l [u32],
 }
 
-impl Apply<'_> {
+impl Nodes<'_> {
     fn host(&self, node: u32) -> Option<&str> {
         match self.hosts.get(node as usize) {
             Some(h) => Some(*h),
@@ -304,18 +323,135 @@ impl Apply<'_> {
         }
     }
 
-    fn apply<'i, I: RegInfo + 'i>(
-        &self,
-        t: &mut TableBuilder,
-        infos: impl Iterator<Item = &'i I> + Clone,
-        session: bool,
-    ) -> Result<()> {
-        let mut ahead_info = infos.clone().skip(PREFETCH_INFO);
-        let mut ahead_array = infos.clone().skip(PREFETCH_ARRAY);
-        let mut ahead_elems = infos.clone().skip(PREFETCH_ELEMS);
-        // A proc array's elements, walked once from the registration and again from here.
-        let mut elems: Vec<(&'i str, &'i I)> = Vec::new();
-        for info in infos {
+    /// The node of rank `r`: the proc array's own PMIX_NODEID (`given`), else the maps'.
+    fn of_rank(&self, r: u32, given: Option<u32>) -> Option<u32> {
+        given.or_else(|| {
+            self.node_of_rank
+                .get(r as usize)
+                .copied()
+                .filter(|&n| n != u32::MAX)
+        })
+    }
+}
+
+/// What the read-ahead made of one proc array.
+#[derive(Clone, Copy, Debug)]
+enum ProcRead {
+    /// The common case: every element the rank, a proc column value of its column's type, or a
+    /// hostname equal to the rank's node's. The column values (`u32::MAX`: not given).
+    Columns {
+        rank: u32,
+        cols: [u32; COLUMNS.len()],
+    },
+    /// Anything else (other keys or types, repeated keys, ranks past the columns, errors): pass
+    /// 2 walks the array itself, and finds the error if there is one.
+    General,
+}
+
+/// A proc array's element, as the read-ahead sorts it.
+enum ProcKey {
+    Rank,
+    Hostname,
+    Column(usize),
+    Other,
+}
+
+fn proc_key(key: &str) -> ProcKey {
+    let k = key.as_bytes();
+    if same_bytes(k, keys::RANK.as_bytes()) {
+        return ProcKey::Rank;
+    }
+    if same_bytes(k, keys::HOSTNAME.as_bytes()) {
+        return ProcKey::Hostname;
+    }
+    match COLUMNS.iter().position(|c| same_bytes(k, c.key.as_bytes())) {
+        Some(c) => ProcKey::Column(c),
+        None => ProcKey::Other,
+    }
+}
+
+/// The column of PMIX_NODEID, whose first value in a proc array names the rank's node.
+const NODEID_COLUMN: usize = 2;
+const _: () = {
+    let (a, b) = (
+        COLUMNS[NODEID_COLUMN].key.as_bytes(),
+        keys::NODEID.as_bytes(),
+    );
+    assert!(a.len() == b.len());
+    let mut i = 0;
+    while i < a.len() {
+        assert!(a[i] == b[i]);
+        i += 1;
+    }
+};
+
+/// Read one proc array for [`ProcRead::Columns`]: what [`Apply::proc_array`] would store of it,
+/// when that is column values only.
+fn read_columns<I: RegInfo>(
+    info: &I,
+    nodes: &Nodes,
+    ranks: u32,
+) -> Option<(u32, [u32; COLUMNS.len()])> {
+    let mut cols = [u32::MAX; COLUMNS.len()];
+    let (mut rank, mut node, mut host) = (None, None, None);
+    for i in info.infos()? {
+        match proc_key(i.key()) {
+            // A rank that is a number passes `RegInfo::check` (an integer scalar).
+            ProcKey::Rank if rank.is_none() => rank = Some(i.number()?),
+            ProcKey::Hostname if host.is_none() => host = Some(i.string()?),
+            ProcKey::Column(c) => {
+                let v = i.column(COLUMNS[c].kind)?;
+                if c == NODEID_COLUMN && node.is_none() {
+                    node = Some(v);
+                }
+                cols[c] = v;
+            }
+            _ => return None,
+        }
+    }
+    let rank = rank.filter(|&r| r < ranks)?;
+    if let Some(h) = host {
+        let node = nodes.of_rank(rank, node)?;
+        if nodes.host(node) != Some(h) {
+            return None;
+        }
+    }
+    Some((rank, cols))
+}
+
+/// Proc arrays a thread of the read-ahead takes at a time.
+const READ_BLOCK: usize = 4096;
+/// Threads the read-ahead uses at most (the calling one included).
+const READ_THREADS: usize = 4;
+
+/// Read the proc arrays `procs` ahead of pass 2, on the threads this process may use, while
+/// the calling thread runs `beside` and then joins in. The walk over a million proc arrays is
+/// the registration's memory-bound part; what pass 2 does with a [`ProcRead::Columns`] is a
+/// few stores. Small registrations, or a process allowed one core, read on the calling thread.
+fn read_ahead<I: RegInfo, R>(
+    procs: &[&I],
+    nodes: &Nodes,
+    ranks: u32,
+    beside: impl FnOnce() -> R,
+) -> (Vec<ProcRead>, R) {
+    let mut reads = vec![ProcRead::General; procs.len()];
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let helpers = if procs.len() > READ_BLOCK {
+        threads.min(READ_THREADS) - 1
+    } else {
+        0
+    };
+    let blocks = Mutex::new(reads.chunks_mut(READ_BLOCK).enumerate());
+    let read = || loop {
+        let Some((b, out)) = blocks.lock().unwrap_or_else(PoisonError::into_inner).next() else {
+            break;
+        };
+        // Ahead of the walk runs into the next block: no stall at a block's start.
+        let from = &procs[b * READ_BLOCK..];
+        let mut ahead_info = from.iter().skip(PREFETCH_INFO);
+        let mut ahead_array = from.iter().skip(PREFETCH_ARRAY);
+        let mut ahead_elems = from.iter().skip(PREFETCH_ELEMS);
+        for (info, out) in from.iter().zip(out) {
             if let Some(i) = ahead_info.next() {
                 i.prefetch(Ahead::Info);
             }
@@ -325,90 +461,202 @@ impl Apply<'_> {
             if let Some(i) = ahead_elems.next() {
                 i.prefetch(Ahead::Elements);
             }
-            let key = info.key();
-            match key {
-                keys::SESSION_INFO_ARRAY => self.apply(t, infos_of(info)?, true)?,
-                keys::JOB_INFO_ARRAY => self.apply(t, infos_of(info)?, false)?,
-                keys::APP_INFO_ARRAY => {
-                    let items = infos_of(info)?;
-                    let n = required_number(
-                        items.clone(),
-                        keys::APPNUM,
-                        "PMIX_APPNUM",
-                        "an app array",
-                    )?;
-                    for i in items {
-                        t.insert(Realm::App(n), i.key(), &*i.value()?)?;
-                    }
-                }
-                keys::NODE_INFO_ARRAY => {
-                    let items = infos_of(info)?;
-                    let id = match member(items.clone(), keys::NODEID).and_then(RegInfo::number) {
-                        Some(id) => id,
-                        None => member(items.clone(), keys::HOSTNAME)
-                            .and_then(RegInfo::text)
-                            .and_then(|h| self.node_ids.get(h).copied())
-                            .ok_or_else(|| bad("a node array names no node".into()))?,
-                    };
-                    t.insert(Realm::Node(id), keys::NODEID, &Value::Uint32(id))?;
-                    for i in items {
-                        if i.key() != keys::NODEID {
-                            t.insert(Realm::Node(id), i.key(), &*i.value()?)?;
-                        }
-                    }
-                }
-                keys::PROC_INFO_ARRAY => {
-                    // One walk finds the rank and node (the first of each) and keeps the elements.
-                    elems.clear();
-                    let (mut rank, mut nodeid) = (None, None);
-                    for i in infos_of(info)? {
-                        let key = i.key();
-                        match key {
-                            keys::RANK if rank.is_none() => rank = Some(i),
-                            keys::NODEID if nodeid.is_none() => nodeid = Some(i),
-                            _ => {}
-                        }
-                        elems.push((key, i));
-                    }
-                    let r = rank
-                        .ok_or_else(|| bad("a proc array without PMIX_RANK".into()))?
-                        .number()
-                        .ok_or_else(|| {
-                            bad("PMIX_RANK in a proc array must be a non-negative number".into())
-                        })?;
-                    let node = nodeid.and_then(RegInfo::number).or_else(|| {
-                        self.node_of_rank
-                            .get(r as usize)
-                            .copied()
-                            .filter(|&n| n != u32::MAX)
-                    });
-                    for &(key, i) in &elems {
-                        if key == keys::RANK {
-                            // The identifier is not a value (nor stored: checked here, as what
-                            // is stored is checked by reading it).
-                            i.check()?;
-                            continue;
-                        }
-                        // A hostname equal to the rank's node's is read through the node (at
-                        // scale, most of what a full registration would otherwise cost per rank).
-                        if key == keys::HOSTNAME
-                            && i.string().is_some()
-                            && node.and_then(|n| self.host(n)) == i.string()
-                        {
-                            continue;
-                        }
-                        t.insert(Realm::Proc(r), key, &*i.value()?)?;
-                    }
-                }
-                keys::NODE_MAP | keys::NODE_MAP_RAW | keys::PROC_MAP | keys::PROC_MAP_RAW => {}
-                keys::SESSION_ID if session => {}
-                _ if session || default_realm(key) == DefaultRealm::Session => {
-                    t.insert(Realm::Session(self.session_id), key, &*info.value()?)?;
-                }
-                _ => t.insert(Realm::Job, key, &*info.value()?)?,
+            if let Some((rank, cols)) = read_columns(*info, nodes, ranks) {
+                *out = ProcRead::Columns { rank, cols };
             }
         }
+    };
+    let r = std::thread::scope(|s| {
+        for _ in 0..helpers {
+            s.spawn(read);
+        }
+        let r = beside();
+        read();
+        r
+    });
+    (reads, r)
+}
+
+/// Pass 2: everything the host registered, stored over what was derived.
+struct Apply<'l> {
+    session_id: u32,
+    node_ids: &'l HashMap<String, u32>,
+    nodes: Nodes<'l>,
+}
+
+impl Apply<'_> {
+    /// One info of pass 1's `ops` (`session`: inside a session array).
+    fn op<I: RegInfo>(&self, t: &mut TableBuilder, info: &I, session: bool) -> Result<()> {
+        let key = info.key();
+        match key {
+            keys::APP_INFO_ARRAY => {
+                let items = infos_of(info)?;
+                let n =
+                    required_number(items.clone(), keys::APPNUM, "PMIX_APPNUM", "an app array")?;
+                for i in items {
+                    t.insert(Realm::App(n), i.key(), &*i.value()?)?;
+                }
+            }
+            keys::NODE_INFO_ARRAY => {
+                let items = infos_of(info)?;
+                let id = match member(items.clone(), keys::NODEID).and_then(RegInfo::number) {
+                    Some(id) => id,
+                    None => member(items.clone(), keys::HOSTNAME)
+                        .and_then(RegInfo::text)
+                        .and_then(|h| self.node_ids.get(h).copied())
+                        .ok_or_else(|| bad("a node array names no node".into()))?,
+                };
+                t.insert(Realm::Node(id), keys::NODEID, &Value::Uint32(id))?;
+                for i in items {
+                    if i.key() != keys::NODEID {
+                        t.insert(Realm::Node(id), i.key(), &*i.value()?)?;
+                    }
+                }
+            }
+            keys::NODE_MAP | keys::NODE_MAP_RAW | keys::PROC_MAP | keys::PROC_MAP_RAW => {}
+            keys::SESSION_ID if session => {}
+            _ if session || default_realm(key) == DefaultRealm::Session => {
+                t.insert(Realm::Session(self.session_id), key, &*info.value()?)?;
+            }
+            _ => t.insert(Realm::Job, key, &*info.value()?)?,
+        }
         Ok(())
+    }
+
+    /// A proc array the read-ahead left to this ([`ProcRead::General`]).
+    fn proc_array<I: RegInfo>(&self, t: &mut TableBuilder, info: &I) -> Result<()> {
+        // One walk finds the rank and node (the first of each) and keeps the elements.
+        let mut elems: Vec<(&str, &I)> = Vec::new();
+        let (mut rank, mut nodeid) = (None, None);
+        for i in infos_of(info)? {
+            let key = i.key();
+            match key {
+                keys::RANK if rank.is_none() => rank = Some(i),
+                keys::NODEID if nodeid.is_none() => nodeid = Some(i),
+                _ => {}
+            }
+            elems.push((key, i));
+        }
+        let r = rank
+            .ok_or_else(|| bad("a proc array without PMIX_RANK".into()))?
+            .number()
+            .ok_or_else(|| bad("PMIX_RANK in a proc array must be a non-negative number".into()))?;
+        let node = self.nodes.of_rank(r, nodeid.and_then(RegInfo::number));
+        for &(key, i) in &elems {
+            if key == keys::RANK {
+                // The identifier is not a value (nor stored: checked here, as what is stored is
+                // checked by reading it).
+                i.check()?;
+                continue;
+            }
+            // A hostname equal to the rank's node's is read through the node (at scale, most of
+            // what a full registration would otherwise cost per rank).
+            if key == keys::HOSTNAME
+                && i.string().is_some()
+                && node.and_then(|n| self.nodes.host(n)) == i.string()
+            {
+                continue;
+            }
+            t.insert(Realm::Proc(r), key, &*i.value()?)?;
+        }
+        Ok(())
+    }
+}
+
+/// The keys OpenPMIx 4.2.2 answers from the node and process maps alone: the job's size and
+/// nodes, each node's hostname, id, local size, leader and peers, each rank's local and node
+/// rank and node id (docs/jobdata.md).
+fn derive(
+    t: &mut TableBuilder,
+    hosts: &[String],
+    per_node: &[Vec<u32>],
+    job_size: u32,
+    local_nodeid: Option<u32>,
+) -> Result<()> {
+    if !hosts.is_empty() || !per_node.is_empty() {
+        t.insert(Realm::Job, keys::JOB_SIZE, &Value::Uint32(job_size))?;
+        t.insert(Realm::Job, keys::MAX_PROCS, &Value::Uint32(job_size))?;
+        let nodes = hosts.len().max(per_node.len()) as u32;
+        t.insert(Realm::Job, keys::NUM_NODES, &Value::Uint32(nodes))?;
+    }
+    if !hosts.is_empty() {
+        t.insert(Realm::Job, keys::NODE_LIST, &Value::String(hosts.join(",")))?;
+    }
+    for (i, host) in hosts.iter().enumerate() {
+        t.insert(
+            Realm::Node(i as u32),
+            keys::HOSTNAME,
+            &Value::String(host.clone()),
+        )?;
+        t.insert(
+            Realm::Node(i as u32),
+            keys::NODEID,
+            &Value::Uint32(i as u32),
+        )?;
+    }
+    let column = |key| TableBuilder::column_index(key).expect("a proc column key");
+    let (lrank, nrank, nodeid) = (
+        column(keys::LOCAL_RANK),
+        column(keys::NODE_RANK),
+        column(keys::NODEID),
+    );
+    for (i, ranks) in per_node.iter().enumerate() {
+        let node = i as u32;
+        // The process map lists a node's ranks in order, as a rule.
+        let sorted: Cow<[u32]> = if ranks.is_sorted() {
+            Cow::Borrowed(ranks)
+        } else {
+            let mut s = ranks.clone();
+            s.sort_unstable();
+            Cow::Owned(s)
+        };
+        for (local, &r) in sorted.iter().enumerate() {
+            let local =
+                u16::try_from(local).map_err(|_| bad("more than 65535 ranks on a node".into()))?;
+            t.insert_column(lrank, r, local.into())?;
+            t.insert_column(nrank, r, local.into())?;
+            t.insert_column(nodeid, r, node)?;
+        }
+        let Some(&leader) = sorted.first() else {
+            continue;
+        };
+        // One string for the node, no allocation per rank.
+        let mut peers = String::with_capacity(sorted.len() * 8);
+        for (i, r) in sorted.iter().enumerate() {
+            if i > 0 {
+                peers.push(',');
+            }
+            push_decimal(&mut peers, *r);
+        }
+        let peers = Value::String(peers);
+        let size = Value::Uint32(sorted.len() as u32);
+        t.insert(Realm::Node(node), keys::LOCAL_SIZE, &size)?;
+        t.insert(Realm::Node(node), keys::LOCALLDR, &Value::ProcRank(leader))?;
+        t.insert(Realm::Node(node), keys::LOCAL_PEERS, &peers)?;
+        if local_nodeid == Some(node) {
+            t.insert(Realm::Job, keys::LOCAL_SIZE, &size)?;
+            t.insert(Realm::Job, keys::LOCALLDR, &Value::ProcRank(leader))?;
+            t.insert(Realm::Job, keys::LOCAL_PEERS, &peers)?;
+        }
+    }
+    Ok(())
+}
+
+/// Append `n` in decimal: the local peers lists, a million numbers at 1M ranks, where
+/// `write!` cost ~20 ns each.
+fn push_decimal(s: &mut String, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        s.push(d as char);
     }
 }
 
@@ -484,73 +732,14 @@ pub fn build<I: RegInfo>(
         t.insert(Realm::Meta, meta::LOCAL_NODEID, &Value::Uint32(id))?;
     }
 
-    // Derived from the maps (what OpenPMIx 4.2.2 answers from the maps alone).
-    if !hosts.is_empty() || !per_node.is_empty() {
-        t.insert(Realm::Job, keys::JOB_SIZE, &Value::Uint32(job_size))?;
-        t.insert(Realm::Job, keys::MAX_PROCS, &Value::Uint32(job_size))?;
-        let nodes = hosts.len().max(per_node.len()) as u32;
-        t.insert(Realm::Job, keys::NUM_NODES, &Value::Uint32(nodes))?;
-    }
-    if !hosts.is_empty() {
-        t.insert(Realm::Job, keys::NODE_LIST, &Value::String(hosts.join(",")))?;
-    }
-    for (i, host) in hosts.iter().enumerate() {
-        t.insert(
-            Realm::Node(i as u32),
-            keys::HOSTNAME,
-            &Value::String(host.clone()),
-        )?;
-        t.insert(
-            Realm::Node(i as u32),
-            keys::NODEID,
-            &Value::Uint32(i as u32),
-        )?;
-    }
     let mut node_of_rank = vec![u32::MAX; job_size as usize];
-    let column = |key| TableBuilder::column_index(key).expect("a proc column key");
-    let (lrank, nrank, nodeid) = (
-        column(keys::LOCAL_RANK),
-        column(keys::NODE_RANK),
-        column(keys::NODEID),
-    );
-    for (i, ranks) in per_node.iter().enumerate() {
-        let node = i as u32;
-        let mut sorted = ranks.clone();
-        sorted.sort_unstable();
-        for (local, &r) in sorted.iter().enumerate() {
-            let local =
-                u16::try_from(local).map_err(|_| bad("more than 65535 ranks on a node".into()))?;
-            t.insert_column(lrank, r, &Value::Uint16(local))?;
-            t.insert_column(nrank, r, &Value::Uint16(local))?;
-            t.insert_column(nodeid, r, &Value::Uint32(node))?;
+    for (node, ranks) in per_node.iter().enumerate() {
+        for &r in ranks {
             if let Some(slot) = node_of_rank.get_mut(r as usize) {
-                *slot = node;
+                *slot = node as u32;
             }
-        }
-        let Some(&leader) = sorted.first() else {
-            continue;
-        };
-        // One string for the node, no allocation per rank.
-        let mut peers = String::with_capacity(sorted.len() * 8);
-        for (i, r) in sorted.iter().enumerate() {
-            if i > 0 {
-                peers.push(',');
-            }
-            let _ = write!(peers, "{r}");
-        }
-        let peers = Value::String(peers);
-        let size = Value::Uint32(sorted.len() as u32);
-        t.insert(Realm::Node(node), keys::LOCAL_SIZE, &size)?;
-        t.insert(Realm::Node(node), keys::LOCALLDR, &Value::ProcRank(leader))?;
-        t.insert(Realm::Node(node), keys::LOCAL_PEERS, &peers)?;
-        if local_nodeid == Some(node) {
-            t.insert(Realm::Job, keys::LOCAL_SIZE, &size)?;
-            t.insert(Realm::Job, keys::LOCALLDR, &Value::ProcRank(leader))?;
-            t.insert(Realm::Job, keys::LOCAL_PEERS, &peers)?;
         }
     }
-
-    // What the host registered overrides what was derived.
     let mut dense_hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
     for (&id, h) in &host_of_node {
         if let Some(slot) = dense_hosts.get_mut(id as usize) {
@@ -560,11 +749,36 @@ pub fn build<I: RegInfo>(
     let apply = Apply {
         session_id,
         node_ids: &node_ids,
-        hosts: &dense_hosts,
-        host_of_node: &host_of_node,
-        node_of_rank: &node_of_rank,
+        nodes: Nodes {
+            hosts: &dense_hosts,
+            host_of_node: &host_of_node,
+            node_of_rank: &node_of_rank,
+        },
     };
-    apply.apply(&mut t, infos.iter(), false)?;
+    // The proc arrays are read on other threads meanwhile: they only write the proc realm, which
+    // nothing else here writes but the derived columns, which they override (applied last).
+    // Errors come in pass 2's order, the proc arrays' after the others'.
+    let (reads, done) = read_ahead(&l.proc_arrays, &apply.nodes, job_size, || {
+        derive(&mut t, hosts, per_node, job_size, local_nodeid)?;
+        // What the host registered overrides what was derived.
+        for &(info, session) in &l.ops {
+            apply.op(&mut t, info, session)?;
+        }
+        Ok::<_, Error>(())
+    });
+    done?;
+    for (read, info) in reads.iter().zip(&l.proc_arrays) {
+        match *read {
+            ProcRead::Columns { rank, cols } => {
+                for (c, &v) in cols.iter().enumerate() {
+                    if v != u32::MAX {
+                        t.set_column(c, rank, v);
+                    }
+                }
+            }
+            ProcRead::General => apply.proc_array(&mut t, *info)?,
+        }
+    }
     let nodes = node_ids.len() as u32;
     Ok((
         t,
