@@ -322,7 +322,7 @@ fn a_job_registered_by_its_maps_answers_as_with_proc_arrays() {
 }
 
 /// A registration's proc arrays are read ahead on several threads, a block at a time, and
-/// applied in order (docs/jobdata.md "Registering a million ranks"): 20,000 ranks (several
+/// applied in order (docs/jobdata.md "How a registration is read"): 20,000 ranks (several
 /// blocks) of arrays mixing what the read-ahead takes (column values, the node's own hostname)
 /// with what it leaves to the ordered walk (a column key of another type, a hostname not the
 /// node's, other keys), and later arrays for some ranks, answer as applied one by one in
