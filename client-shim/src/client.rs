@@ -85,7 +85,7 @@ impl Client {
     ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
         let target = TargetRank::from_raw(rank);
         let caller = match &self.me {
-            Some((n, r)) if n == ns => Some(*r),
+            Some((n, r)) if gds::same_bytes(n.as_bytes(), ns.as_bytes()) => Some(*r),
             _ => None,
         };
         let job = self.reader.table_arc(pin, ns, part::DATA);

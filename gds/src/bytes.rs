@@ -21,8 +21,9 @@ pub fn u64_at(bytes: &[u8], off: usize) -> Option<u64> {
     ))
 }
 
-/// Whether `a` and `b` are equal. Keys and namespaces of 8 to 16 bytes (most PMIx keys) are
-/// compared in two word loads each, with no call to memcmp: a get compares a few per call.
+/// Whether `a` and `b` are equal. Keys and namespaces of up to 16 bytes (most PMIx keys and
+/// namespaces) are compared in two loads each, with no call to memcmp: a get compares a few per
+/// call.
 #[inline]
 pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
@@ -34,6 +35,12 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
     if (4..8).contains(&n) {
         return u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4);
+    }
+    if (2..4).contains(&n) {
+        return u16_at(a, 0) == u16_at(b, 0) && u16_at(a, n - 2) == u16_at(b, n - 2);
+    }
+    if n < 2 {
+        return a.first() == b.first();
     }
     a == b
 }
@@ -127,5 +134,20 @@ mod tests {
         }
         assert!(!same_bytes(b"pmix.jxb.size", b"pmix.job.size"));
         assert!(!same_bytes(b"0123456789abcdeg0", b"0123456789abcdef0"));
+        // Every length of every load width, and a difference at every place.
+        let base: Vec<u8> = (b'a'..=b'z').collect();
+        for n in 0..=base.len() {
+            let a = &base[..n];
+            let copy = a.to_vec();
+            assert!(same_bytes(a, &copy), "{n}");
+            for at in 0..n {
+                let mut b = a.to_vec();
+                b[at] ^= 1;
+                assert!(!same_bytes(a, &b), "length {n}, byte {at}");
+            }
+            if n > 0 {
+                assert!(!same_bytes(a, &base[..n - 1]), "{n} vs {}", n - 1);
+            }
+        }
     }
 }

@@ -45,6 +45,7 @@ mod table;
 #[cfg(not(gds_loom))]
 mod writer;
 
+pub use bytes::same_bytes;
 pub use error::{Error, Result};
 pub use layout::Realm;
 pub use value::{ArchivedValue, DataArray, Info, Value};

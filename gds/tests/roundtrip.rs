@@ -427,3 +427,66 @@ fn proc_arrays_read_on_several_threads_apply_in_document_order() {
         "{e:?}"
     );
 }
+
+/// A reader finds keys of up to 16 bytes in a process-local index built at map time and longer
+/// ones (or all of them, in a table with more than 4,096 short keys) in the segment's: either
+/// way `key_id` finds every key the table has, as itself, and no key it does not have (one byte
+/// changed at every place, one byte shorter or longer).
+#[test]
+fn every_key_is_found_as_itself_and_no_other() {
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let key = |n: usize, v: usize| -> String {
+        (0..n)
+            .map(|i| (b'a' + ((i * 7 + v * 13 + n) % 26) as u8) as char)
+            .collect()
+    };
+    let few: Vec<String> = (1..=24)
+        .flat_map(|n| (0..5).map(move |v| key(n, v)))
+        .collect();
+    let many: Vec<String> = (0..5_000)
+        .map(|v| format!("k{v:06}"))
+        .chain(few.clone())
+        .collect();
+    for (ns, keys) in [("few", &few), ("many", &many)] {
+        let mut t = TableBuilder::new();
+        for k in keys.iter() {
+            t.insert(Realm::Job, k, &Value::Uint32(k.len() as u32))
+                .unwrap();
+        }
+        let mut tx = w.begin();
+        tx.put_table(ns, part::DATA, &t).unwrap();
+        tx.commit().unwrap();
+    }
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    for (ns, keys) in [("few", &few), ("many", &many)] {
+        let view = r.table(&pin, ns, part::DATA).unwrap();
+        let set: std::collections::HashSet<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+        let has = |k: &[u8]| set.contains(k);
+        let mut checked = 0;
+        for k in keys.iter() {
+            let kid = view
+                .key_id(k.as_bytes())
+                .unwrap_or_else(|| panic!("{ns}: {k}"));
+            assert_eq!(view.key_str(kid), Some(k.as_bytes()), "{ns}: {k}");
+            let mut variants: Vec<Vec<u8>> = (0..k.len())
+                .map(|at| {
+                    let mut b = k.as_bytes().to_vec();
+                    b[at] ^= 0x20;
+                    b
+                })
+                .collect();
+            variants.push(k.as_bytes()[..k.len() - 1].to_vec());
+            variants.push([k.as_bytes(), b"x"].concat());
+            for v in variants.iter().filter(|v| !v.is_empty()) {
+                match view.key_id(v) {
+                    Some(kid) => assert_eq!(view.key_str(kid), Some(&v[..]), "{ns}: {k}"),
+                    None => assert!(!has(v), "{ns}: {:?} not found", String::from_utf8_lossy(v)),
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > keys.len() * 2);
+    }
+}

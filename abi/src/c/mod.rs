@@ -136,30 +136,18 @@ pub unsafe fn c_str<'a>(p: *const c_char, max: usize) -> Result<&'a str, AbiErro
     if p.is_null() {
         return Err(bad("NULL string"));
     }
-    // Short strings (keys): one inline pass finds the NUL and checks for ASCII; longer ones
-    // go to strnlen and the full UTF-8 check.
-    const SHORT: usize = 64;
-    let p = p.cast::<u8>();
-    let mut ascii = true;
-    for len in 0..SHORT.min(max + 1) {
-        // SAFETY: bytes before the NUL and the NUL itself are readable (caller contract), and
-        // the loop stops at the first NUL, within max + 1 bytes.
-        let c = unsafe { *p.add(len) };
-        if c == 0 {
-            // SAFETY: `len` bytes from `p` were just read and found NUL-free.
-            return utf8(unsafe { core::slice::from_raw_parts(p, len) }, ascii);
-        }
-        ascii &= c < 0x80;
-    }
+    // glibc's strnlen finds the NUL a vector at a time (it may read past it within an aligned
+    // block, which C allows it and Rust code may not do itself); then the bytes, now known to
+    // be in bounds, are checked for ASCII a word at a time, and for UTF-8 only if that fails.
     // SAFETY: the caller promises `p` is readable up to its NUL or max + 1 bytes; strnlen reads
     // no further.
-    let len = unsafe { libc::strnlen(p.cast(), max + 1) };
+    let len = unsafe { libc::strnlen(p, max.saturating_add(1)) };
     if len > max {
         return Err(bad(format!("string longer than {max} bytes")));
     }
     // SAFETY: `len` bytes from `p` were just found readable and NUL-free.
-    let bytes = unsafe { core::slice::from_raw_parts(p, len) };
-    core::str::from_utf8(bytes).map_err(|_| bad("string is not UTF-8"))
+    let bytes = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), len) };
+    utf8(bytes, bytes.is_ascii())
 }
 
 /// An unbounded NUL-terminated string inside a value (hostnames, names, envars).
