@@ -147,7 +147,20 @@ pub unsafe fn c_str<'a>(p: *const c_char, max: usize) -> Result<&'a str, AbiErro
     }
     // SAFETY: `len` bytes from `p` were just found readable and NUL-free.
     let bytes = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), len) };
-    utf8(bytes, bytes.is_ascii())
+    utf8(bytes, is_ascii(bytes))
+}
+
+/// Whether every byte is below 0x80: keys of 4 to 16 bytes in two overlapping loads.
+#[inline]
+fn is_ascii(b: &[u8]) -> bool {
+    let n = b.len();
+    let word = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    match n {
+        8..=16 => (word(0) | word(n - 8)) & 0x8080_8080_8080_8080 == 0,
+        4..=7 => (half(0) | half(n - 4)) & 0x8080_8080 == 0,
+        _ => b.is_ascii(),
+    }
 }
 
 /// An unbounded NUL-terminated string inside a value (hostnames, names, envars).
@@ -761,9 +774,17 @@ fn c_dup_str(s: &str) -> Result<*mut c_char, AbiError> {
     if s.as_bytes().contains(&0) {
         return Err(AbiError::Store(gds::Error::Corrupt("string with a NUL")));
     }
-    let p = calloc_n::<u8>(s.len() + 1)?;
-    // SAFETY: `p` has s.len() + 1 zeroed bytes; the copy leaves the last one as the NUL.
-    unsafe { ptr::copy_nonoverlapping(s.as_ptr(), p, s.len()) };
+    // malloc, not calloc (see `alloc_stored`): every byte is written below.
+    // SAFETY: malloc is sound for any size; the result is checked for NULL before use.
+    let p = unsafe { libc::malloc(s.len() + 1) }.cast::<u8>();
+    if p.is_null() {
+        return Err(AbiError::NoMem);
+    }
+    // SAFETY: `p` has s.len() + 1 bytes: the string's, then its NUL.
+    unsafe {
+        ptr::copy_nonoverlapping(s.as_ptr(), p, s.len());
+        p.add(s.len()).write(0);
+    }
     Ok(p.cast())
 }
 
@@ -1242,6 +1263,23 @@ impl Drop for HeldValue {
     fn drop(&mut self) {
         if self.owns_data {
             destruct_value(&mut self.value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod is_ascii_tests {
+    #[test]
+    fn agrees_with_the_standard_library() {
+        for n in 0..40 {
+            let base: Vec<u8> = (0..n as u8).map(|i| b'a' + i % 26).collect();
+            assert!(super::is_ascii(&base), "{n}");
+            for at in 0..n {
+                let mut b = base.clone();
+                b[at] = 0x80 | b[at];
+                assert_eq!(super::is_ascii(&b), b.is_ascii(), "length {n}, byte {at}");
+                assert!(!super::is_ascii(&b), "length {n}, byte {at}");
+            }
         }
     }
 }
