@@ -1315,7 +1315,7 @@ impl TableView {
     }
 
     /// The value of `rank` in proc column `c`, if present.
-    fn column_at(&self, c: usize, rank: u32) -> Option<ValueRef<'_>> {
+    pub(crate) fn column_at(&self, c: usize, rank: u32) -> Option<ValueRef<'_>> {
         if rank >= self.h.rank_count {
             return None;
         }

@@ -13,7 +13,7 @@ use super::keys::{self, default_realm, meta, DefaultRealm};
 use super::maps::{parse_node_map, parse_proc_map};
 use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
-use crate::layout::{ColumnKind, Realm, COLUMNS};
+use crate::layout::{ColumnKind, Realm, COLUMNS, NODEID_COLUMN};
 use crate::table::{column_value, TableBuilder};
 use crate::value::{types, Info, Value};
 
@@ -369,21 +369,6 @@ fn proc_key(key: &str) -> ProcKey {
         None => ProcKey::Other,
     }
 }
-
-/// The column of PMIX_NODEID, whose first value in a proc array names the rank's node.
-const NODEID_COLUMN: usize = 2;
-const _: () = {
-    let (a, b) = (
-        COLUMNS[NODEID_COLUMN].key.as_bytes(),
-        keys::NODEID.as_bytes(),
-    );
-    assert!(a.len() == b.len());
-    let mut i = 0;
-    while i < a.len() {
-        assert!(a[i] == b[i]);
-        i += 1;
-    }
-};
 
 /// Read one proc array for [`ProcRead::Columns`]: what [`Apply::proc_array`] would store of it,
 /// when that is column values only.

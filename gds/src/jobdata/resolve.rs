@@ -19,8 +19,9 @@
 
 use super::keys::{self, default_realm, meta, DefaultRealm, NODE_SELECTABLE_JOB_KEYS};
 use super::query::{Qualifiers, TargetRank};
+use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
-use crate::layout::Realm;
+use crate::layout::{Realm, NODEID_COLUMN};
 use crate::table::TableView;
 use crate::valueref::ValueRef;
 
@@ -68,6 +69,20 @@ pub fn get_with_resources_by<'t>(
     // The key is hashed and probed once; every realm below looks it up by id.
     let kid = t.key_id(key.as_bytes());
     let in_t = |realm: Realm| kid.and_then(|k| t.get_by_id(realm, k));
+    // A rank's node: its node id column, else a node id stored as an entry.
+    let node_of = |r: u32| match t.column_at(NODEID_COLUMN, r) {
+        Some(v) => v.as_u64().and_then(|n| u32::try_from(n).ok()),
+        None => number(t, Realm::Proc(r), keys::NODEID),
+    };
+    // A process-level value. A rank's hostname is its node's, read through the node (the
+    // registration does not store it per rank when it equals the node's).
+    let proc_value = |r: u32| match in_t(Realm::Proc(r)) {
+        Some(v) => Some(v),
+        None if same_bytes(key.as_bytes(), keys::HOSTNAME.as_bytes()) => {
+            in_t(Realm::Node(node_of(r)?))
+        }
+        None => None,
+    };
     // Fast path, most gets: no qualifier; a job key of rank WILDCARD (rules 2 and 4), or a
     // value the rank itself holds (rule 3). Anything else takes the general path below.
     if q.is_plain() {
@@ -79,7 +94,7 @@ pub fn get_with_resources_by<'t>(
                     }
                 }
                 TargetRank::Rank(r) => {
-                    if let Some(v) = t.get_by_id(Realm::Proc(r), k) {
+                    if let Some(v) = proc_value(r) {
                         return Ok(v);
                     }
                 }
@@ -137,14 +152,6 @@ pub fn get_with_resources_by<'t>(
                 .ok_or(Error::NotFound),
             None => Ok(None),
         }
-    };
-    let node_of = |r: u32| number(t, Realm::Proc(r), keys::NODEID);
-    // A process-level value. A rank's hostname is its node's, read through the node (the
-    // registration does not store it per rank when it equals the node's).
-    let proc_value = |r: u32| match in_t(Realm::Proc(r)) {
-        Some(v) => Some(v),
-        None if key == keys::HOSTNAME => in_t(Realm::Node(node_of(r)?)),
-        None => None,
     };
     let local_node =
         || number(t, Realm::Meta, meta::LOCAL_NODEID).or_else(|| caller.and_then(node_of));

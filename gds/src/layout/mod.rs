@@ -263,6 +263,19 @@ pub const COLUMNS: [Column; 6] = [
     },
 ];
 
+/// The column of PMIX_NODEID in [`COLUMNS`]: a rank's node, which node-realm answers for a
+/// rank (its hostname, above all) start from.
+pub const NODEID_COLUMN: usize = 2;
+const _: () = {
+    let (a, b) = (COLUMNS[NODEID_COLUMN].key.as_bytes(), b"pmix.nodeid");
+    assert!(a.len() == b.len());
+    let mut i = 0;
+    while i < a.len() {
+        assert!(a[i] == b[i]);
+        i += 1;
+    }
+};
+
 /// One proc column: its key and value type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Column {
