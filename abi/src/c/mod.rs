@@ -1276,7 +1276,7 @@ mod is_ascii_tests {
             assert!(super::is_ascii(&base), "{n}");
             for at in 0..n {
                 let mut b = base.clone();
-                b[at] = 0x80 | b[at];
+                b[at] |= 0x80;
                 assert_eq!(super::is_ascii(&b), b.is_ascii(), "length {n}, byte {at}");
                 assert!(!super::is_ascii(&b), "length {n}, byte {at}");
             }
