@@ -3,7 +3,9 @@
 //! the same process: converted into `Info` trees first (`read_infos`, the old path) and read in
 //! place (`reg_infos`, what the server shim does). Both must give the same segment.
 //! `cargo run --release -p rshm-benches --example register_c -- 1000000`; RSHM_IN_PLACE=1 times
-//! only the in-place path, RSHM_REPEAT=n repeats, RSHM_TOUCH=1 adds the memory floor.
+//! only the in-place path, RSHM_REPEAT=n repeats, RSHM_TOUCH=1 adds the memory floor,
+//! RSHM_EXTRA=1 gives each proc array two keys more (PMIX_REINCARNATION and a locality string,
+//! as PRRTE sends), which are stored as entries of the rank.
 use std::time::Instant;
 
 use abi::c::{c_info, destruct_value, read_infos, reg_infos};
@@ -15,10 +17,12 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(100_000);
     let host = Some("node00000");
-    let mut c: Vec<pmix_info_t> = rshm_benches::registration(ranks, 64)
-        .iter()
-        .map(|i| c_info(i).unwrap())
-        .collect();
+    let mut infos = rshm_benches::registration(ranks, 64);
+    if std::env::var_os("RSHM_EXTRA").is_some() {
+        add_extras(&mut infos);
+    }
+    let mut c: Vec<pmix_info_t> = infos.iter().map(|i| c_info(i).unwrap()).collect();
+    drop(infos);
     let runs: u32 = std::env::var("RSHM_REPEAT")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -113,4 +117,25 @@ fn touch_walk(c: &[pmix_info_t]) -> u64 {
         }
     }
     sum
+}
+
+/// Two keys more in every proc array: PMIX_REINCARNATION and PMIX_LOCALITY_STRING.
+fn add_extras(infos: &mut [gds::Info]) {
+    let procs = infos.iter_mut().filter(|i| i.key == "pmix.pdata");
+    for (rank, info) in procs.enumerate() {
+        let gds::Value::DataArray(a) = &mut info.value else {
+            continue;
+        };
+        a.items.push(gds::Value::Info(Box::new(gds::Info::new(
+            "pmix.reinc",
+            gds::Value::Uint32(0),
+        ))));
+        a.items.push(gds::Value::Info(Box::new(gds::Info::new(
+            "pmix.locstr",
+            gds::Value::String(format!(
+                "SK0:L3{}:L2{rank}:L1{rank}:CR{rank}:HT{rank}",
+                rank % 2
+            )),
+        ))));
+    }
 }

@@ -45,6 +45,7 @@ mod table;
 #[cfg(not(gds_loom))]
 mod writer;
 
+#[cfg(not(gds_loom))]
 pub use bytes::same_bytes;
 pub use error::{Error, Result};
 pub use layout::Realm;

@@ -337,14 +337,18 @@ impl Nodes<'_> {
 /// What the read-ahead made of one proc array.
 #[derive(Clone, Copy, Debug)]
 enum ProcRead {
-    /// The common case: every element the rank, a proc column value of its column's type, or a
-    /// hostname equal to the rank's node's. The column values (`u32::MAX`: not given).
+    /// The common case: every element the rank (once), a proc column key with a value of its
+    /// column's type, a hostname (once), or another key. The column values (`u32::MAX`: not
+    /// given), and how many of the block's extras (the other keys, and a hostname that is not
+    /// the node's, in array order) are this array's.
     Columns {
         rank: u32,
         cols: [u32; COLUMNS.len()],
+        extras: u32,
     },
-    /// Anything else (other keys or types, repeated keys, ranks past the columns, errors): pass
-    /// 2 walks the array itself, and finds the error if there is one.
+    /// Anything else (a repeated rank or hostname, a column key of another type, a rank past
+    /// the columns, anything malformed): pass 2 walks the array itself, and finds the error if
+    /// there is one.
     General,
 }
 
@@ -370,12 +374,33 @@ fn proc_key(key: &str) -> ProcKey {
     }
 }
 
-/// Read one proc array for [`ProcRead::Columns`]: what [`Apply::proc_array`] would store of it,
-/// when that is column values only.
-fn read_columns<I: RegInfo>(
-    info: &I,
+/// Read one proc array as [`Apply::proc_array`] would store it: a [`ProcRead::Columns`], its
+/// extras pushed to `extras`, or [`ProcRead::General`] (and `extras` as it was).
+fn read_proc<'a, I: RegInfo>(
+    info: &'a I,
     nodes: &Nodes,
     ranks: u32,
+    extras: &mut Vec<&'a I>,
+) -> ProcRead {
+    let start = extras.len();
+    match read_columns(info, nodes, ranks, extras) {
+        Some((rank, cols)) => ProcRead::Columns {
+            rank,
+            cols,
+            extras: (extras.len() - start) as u32,
+        },
+        None => {
+            extras.truncate(start);
+            ProcRead::General
+        }
+    }
+}
+
+fn read_columns<'a, I: RegInfo>(
+    info: &'a I,
+    nodes: &Nodes,
+    ranks: u32,
+    extras: &mut Vec<&'a I>,
 ) -> Option<(u32, [u32; COLUMNS.len()])> {
     let mut cols = [u32::MAX; COLUMNS.len()];
     let (mut rank, mut node, mut host) = (None, None, None);
@@ -383,7 +408,7 @@ fn read_columns<I: RegInfo>(
         match proc_key(i.key()) {
             // A rank that is a number passes `RegInfo::check` (an integer scalar).
             ProcKey::Rank if rank.is_none() => rank = Some(i.number()?),
-            ProcKey::Hostname if host.is_none() => host = Some(i.string()?),
+            ProcKey::Hostname if host.is_none() => host = Some(i),
             ProcKey::Column(c) => {
                 let v = i.column(COLUMNS[c].kind)?;
                 if c == NODEID_COLUMN && node.is_none() {
@@ -391,14 +416,16 @@ fn read_columns<I: RegInfo>(
                 }
                 cols[c] = v;
             }
-            _ => return None,
+            ProcKey::Other => extras.push(i),
+            ProcKey::Rank | ProcKey::Hostname => return None,
         }
     }
     let rank = rank.filter(|&r| r < ranks)?;
+    // A hostname equal to the rank's node's is read through the node; any other is stored.
     if let Some(h) = host {
-        let node = nodes.of_rank(rank, node)?;
-        if nodes.host(node) != Some(h) {
-            return None;
+        let node_host = nodes.of_rank(rank, node).and_then(|n| nodes.host(n));
+        if h.string().is_none() || h.string() != node_host {
+            extras.push(h);
         }
     }
     Some((rank, cols))
@@ -409,16 +436,24 @@ const READ_BLOCK: usize = 4096;
 /// Threads the read-ahead uses at most (the calling one included).
 const READ_THREADS: usize = 4;
 
+/// What the read-ahead read: a [`ProcRead`] per proc array, and per block the extras its
+/// [`ProcRead::Columns`] count, in order.
+struct ReadAhead<'a, I> {
+    reads: Vec<ProcRead>,
+    extras: Vec<Vec<&'a I>>,
+}
+
 /// Read the proc arrays `procs` ahead of pass 2, on the threads this process may use, while
 /// the calling thread runs `beside` and then joins in. The walk over a million proc arrays is
 /// the registration's memory-bound part; what pass 2 does with a [`ProcRead::Columns`] is a
-/// few stores. Small registrations, or a process allowed one core, read on the calling thread.
-fn read_ahead<I: RegInfo, R>(
-    procs: &[&I],
+/// few stores (and an insert per extra). Small registrations, or a process allowed one core,
+/// read on the calling thread.
+fn read_ahead<'a, I: RegInfo, R>(
+    procs: &[&'a I],
     nodes: &Nodes,
     ranks: u32,
     beside: impl FnOnce() -> R,
-) -> (Vec<ProcRead>, R) {
+) -> (ReadAhead<'a, I>, R) {
     let mut reads = vec![ProcRead::General; procs.len()];
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let helpers = if procs.len() > READ_BLOCK {
@@ -427,10 +462,12 @@ fn read_ahead<I: RegInfo, R>(
         0
     };
     let blocks = Mutex::new(reads.chunks_mut(READ_BLOCK).enumerate());
+    let extras = Mutex::new(Vec::new());
     let read = || loop {
         let Some((b, out)) = blocks.lock().unwrap_or_else(PoisonError::into_inner).next() else {
             break;
         };
+        let mut block_extras = Vec::new();
         // Ahead of the walk runs into the next block: no stall at a block's start.
         let from = &procs[b * READ_BLOCK..];
         let mut ahead_info = from.iter().skip(PREFETCH_INFO);
@@ -446,9 +483,11 @@ fn read_ahead<I: RegInfo, R>(
             if let Some(i) = ahead_elems.next() {
                 i.prefetch(Ahead::Elements);
             }
-            if let Some((rank, cols)) = read_columns(*info, nodes, ranks) {
-                *out = ProcRead::Columns { rank, cols };
-            }
+            *out = read_proc(*info, nodes, ranks, &mut block_extras);
+        }
+        if !block_extras.is_empty() {
+            let mut all = extras.lock().unwrap_or_else(PoisonError::into_inner);
+            all.push((b, block_extras));
         }
     };
     let r = std::thread::scope(|s| {
@@ -459,7 +498,17 @@ fn read_ahead<I: RegInfo, R>(
         read();
         r
     });
-    (reads, r)
+    let mut per_block = vec![Vec::new(); reads.len().div_ceil(READ_BLOCK)];
+    for (b, e) in extras.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        per_block[b] = e;
+    }
+    (
+        ReadAhead {
+            reads,
+            extras: per_block,
+        },
+        r,
+    )
 }
 
 /// Pass 2: everything the host registered, stored over what was derived.
@@ -743,7 +792,7 @@ pub fn build<I: RegInfo>(
     // The proc arrays are read on other threads meanwhile: they only write the proc realm, which
     // nothing else here writes but the derived columns, which they override (applied last).
     // Errors come in pass 2's order, the proc arrays' after the others'.
-    let (reads, done) = read_ahead(&l.proc_arrays, &apply.nodes, job_size, || {
+    let (ahead, done) = read_ahead(&l.proc_arrays, &apply.nodes, job_size, || {
         derive(&mut t, hosts, per_node, job_size, local_nodeid)?;
         // What the host registered overrides what was derived.
         for &(info, session) in &l.ops {
@@ -752,16 +801,27 @@ pub fn build<I: RegInfo>(
         Ok::<_, Error>(())
     });
     done?;
-    for (read, info) in reads.iter().zip(&l.proc_arrays) {
-        match *read {
-            ProcRead::Columns { rank, cols } => {
-                for (c, &v) in cols.iter().enumerate() {
-                    if v != u32::MAX {
-                        t.set_column(c, rank, v);
+    let blocks = ahead.reads.chunks(READ_BLOCK).zip(ahead.extras);
+    for (b, (reads, extras)) in blocks.enumerate() {
+        let mut extras = extras.into_iter();
+        for (read, info) in reads.iter().zip(&l.proc_arrays[b * READ_BLOCK..]) {
+            match *read {
+                ProcRead::Columns {
+                    rank,
+                    cols,
+                    extras: n,
+                } => {
+                    for (c, &v) in cols.iter().enumerate() {
+                        if v != u32::MAX {
+                            t.set_column(c, rank, v);
+                        }
+                    }
+                    for i in extras.by_ref().take(n as usize) {
+                        t.insert(Realm::Proc(rank), i.key(), &*i.value()?)?;
                     }
                 }
+                ProcRead::General => apply.proc_array(&mut t, *info)?,
             }
-            ProcRead::General => apply.proc_array(&mut t, *info)?,
         }
     }
     let nodes = node_ids.len() as u32;
