@@ -85,7 +85,8 @@ pub(crate) struct BulkEntry {
     /// In a builder: its key id. In a [`SortedRun`]: the index of the run's key.
     pub kid: u32,
     pub len: u32,
-    /// In a builder: the value's location ([`LOC_BITS`]). In a run: its offset in the run's arena.
+    /// The value's location ([`LOC_BITS`]): in a builder among its arenas, in a run among the
+    /// run's.
     pub loc: u64,
 }
 
@@ -113,9 +114,15 @@ impl BulkEntry {
 pub(crate) struct SortedRun {
     pub keys: Vec<Box<str>>,
     pub entries: Vec<BulkEntry>,
-    pub arena: Vec<u8>,
-    /// Bytes of `arena` no entry refers to (values replaced inside the run).
+    /// The values' bytes; an entry's `loc` is [`run_loc`] of its arena and offset.
+    pub arenas: Vec<Vec<u8>>,
+    /// Bytes of the arenas no entry refers to (values replaced inside the run).
     pub wasted: usize,
+}
+
+/// The `loc` of a run entry whose value is at `offset` in the run's arena `arena`.
+pub(crate) fn run_loc(arena: usize, offset: usize) -> u64 {
+    ((arena as u64) << LOC_BITS) | offset as u64
 }
 
 /// Builds a table: (realm, key) → value, latest insert wins.
@@ -161,7 +168,7 @@ pub(crate) fn column_value(kind: ColumnKind, value: &Value) -> Option<u32> {
 }
 
 /// The bytes at `loc` (see [`LOC_BITS`]).
-fn value_in(arenas: &[Vec<u8>], loc: u64, len: usize) -> &[u8] {
+pub(crate) fn value_in(arenas: &[Vec<u8>], loc: u64, len: usize) -> &[u8] {
     let off = (loc & LOC_MASK) as usize;
     &arenas[(loc >> LOC_BITS) as usize][off..off + len]
 }
@@ -291,7 +298,15 @@ impl TableBuilder {
         Ok((id, true))
     }
 
-    fn insert_stored(&mut self, realm: Realm, key: &str, flags: u16, bytes: &[u8]) -> Result<()> {
+    /// [`TableBuilder::insert`] of a value already archived (`flags` 0) or raw bytes
+    /// (`ENTRY_RAW_BYTES`).
+    pub(crate) fn insert_stored(
+        &mut self,
+        realm: Realm,
+        key: &str,
+        flags: u16,
+        bytes: &[u8],
+    ) -> Result<()> {
         check_key(key)?;
         let (kid, new_key) = self.intern(key)?;
         let (class, id) = realm.class_id();
@@ -456,7 +471,7 @@ impl TableBuilder {
     }
 
     /// Merge a sorted run (a fence batch) into the table: one pass over the table's entries and
-    /// the run's, no hashing per entry, and the run's arena is moved in, not copied.
+    /// the run's, no hashing per entry, and the run's arenas are moved in, not copied.
     ///
     /// An entry of `run` replaces the table's entry of the same (class, id, key); one whose
     /// class is in `group` also replaces the table's entries of the same (id, key) in every
@@ -467,7 +482,7 @@ impl TableBuilder {
         let SortedRun {
             keys,
             mut entries,
-            arena,
+            arenas,
             wasted,
         } = run;
         if self.entries.values().any(|v| v.2 > u32::MAX as usize) {
@@ -495,12 +510,13 @@ impl TableBuilder {
         if self.arenas.is_empty() {
             self.arenas.push(Vec::new());
         }
-        let arena_no = (self.arenas.len() as u64) << LOC_BITS;
+        // The run's arenas follow the builder's: an entry's arena index moves up by as many.
+        let arena_base = (self.arenas.len() as u64) << LOC_BITS;
         for e in &mut entries {
             e.kid = kid_map[e.kid as usize];
-            e.loc |= arena_no;
+            e.loc += arena_base;
         }
-        self.arenas.push(arena);
+        self.arenas.extend(arenas);
         self.garbage += wasted;
 
         if self.bulk_live == 0 && self.entries.is_empty() {

@@ -490,3 +490,88 @@ fn every_key_is_found_as_itself_and_no_other() {
         assert!(checked > keys.len() * 2);
     }
 }
+
+/// One proc array per rank with keys besides the standard ones (what hosts add: a locality
+/// string, a reincarnation count, byte objects; a hostname not the node's; a key given twice,
+/// the later kept): the read-ahead archives them on its threads and the registration merges
+/// them as one run (docs/jobdata.md "How a registration is read"). Every value reads back.
+#[test]
+fn proc_arrays_with_other_keys_merge_as_one_run() {
+    use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+    use gds::value::Info;
+    let (ranks, ppn) = (20_000u32, 64u32);
+    let mut infos = synthetic::registration_maps(ranks, ppn);
+    // Not in rank order: the run is sorted when it is built.
+    for r in (0..ranks).rev() {
+        let mut a = vec![
+            Info::new("pmix.lrank", Value::Uint16((r % ppn) as u16)),
+            Info::new("pmix.rank", Value::ProcRank(r)),
+            Info::new("pmix.reinc", Value::Uint32(r % 3)),
+            Info::new("pmix.locstr", Value::String(format!("L{r}"))),
+        ];
+        if r % 13 == 0 {
+            a.push(Info::new("pmix.hname", Value::String("elsewhere".into())));
+        } else {
+            a.push(Info::new(
+                "pmix.hname",
+                Value::String(synthetic::host(r / ppn)),
+            ));
+        }
+        if r % 19 == 0 {
+            a.push(Info::new("test.card", Value::ByteObject(vec![r as u8; 40])));
+        }
+        if r % 23 == 0 {
+            a.push(Info::new("pmix.reinc", Value::Uint32(1000 + r)));
+        }
+        infos.push(Info::array("pmix.pdata", a));
+    }
+    let (t, _) = jobdata::build(Some(&synthetic::host(0)), &infos).unwrap();
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    let table = r.table(&pin, "ns", part::DATA).unwrap();
+    let none = Qualifiers::default();
+    let get = |rank, key| {
+        jobdata::get(table, Some(0), TargetRank::Rank(rank), key, &none).map(|v| v.to_value())
+    };
+    for rank in 0..ranks {
+        let reinc = if rank % 23 == 0 {
+            1000 + rank
+        } else {
+            rank % 3
+        };
+        assert_eq!(
+            get(rank, "pmix.reinc").ok(),
+            Some(Value::Uint32(reinc)),
+            "rank {rank}"
+        );
+        assert_eq!(
+            get(rank, "pmix.locstr").ok(),
+            Some(Value::String(format!("L{rank}"))),
+            "rank {rank}"
+        );
+        let host = if rank % 13 == 0 {
+            "elsewhere".to_string()
+        } else {
+            synthetic::host(rank / ppn)
+        };
+        assert_eq!(
+            get(rank, "pmix.hname").ok(),
+            Some(Value::String(host)),
+            "rank {rank}"
+        );
+        assert_eq!(
+            get(rank, "pmix.lrank").ok(),
+            Some(Value::Uint16((rank % ppn) as u16)),
+            "rank {rank}"
+        );
+        match get(rank, "test.card") {
+            Ok(v) => assert!(rank % 19 == 0 && v == Value::ByteObject(vec![rank as u8; 40])),
+            Err(e) => assert!(rank % 19 != 0 && matches!(e, Error::NotFound), "{e:?}"),
+        }
+    }
+}

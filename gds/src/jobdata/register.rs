@@ -13,8 +13,10 @@ use super::keys::{self, default_realm, meta, DefaultRealm};
 use super::maps::{parse_node_map, parse_proc_map};
 use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
-use crate::layout::{ColumnKind, Realm, COLUMNS, NODEID_COLUMN};
-use crate::table::{column_value, TableBuilder};
+use crate::layout::{ColumnKind, Realm, COLUMNS, ENTRY_RAW_BYTES, NODEID_COLUMN};
+use crate::table::{
+    check_key, column_value, run_loc, value_in, BulkEntry, SortedRun, TableBuilder,
+};
 use crate::value::{types, Info, Value};
 
 /// What the registration produced, beside the table.
@@ -339,8 +341,8 @@ impl Nodes<'_> {
 enum ProcRead {
     /// The common case: every element the rank (once), a proc column key with a value of its
     /// column's type, a hostname (once), or another key. The column values (`u32::MAX`: not
-    /// given), and how many of the block's extras (the other keys, and a hostname that is not
-    /// the node's, in array order) are this array's.
+    /// given), and how many of the block's extras (the other keys' values, and a hostname that
+    /// is not the node's, archived, in array order: [`BlockExtras`]) are this array's.
     Columns {
         rank: u32,
         cols: [u32; COLUMNS.len()],
@@ -374,28 +376,95 @@ fn proc_key(key: &str) -> ProcKey {
     }
 }
 
-/// Read one proc array as [`Apply::proc_array`] would store it: a [`ProcRead::Columns`], its
-/// extras pushed to `extras`, or [`ProcRead::General`] (and `extras` as it was).
-fn read_proc<'a, I: RegInfo>(
-    info: &'a I,
-    nodes: &Nodes,
-    ranks: u32,
-    extras: &mut Vec<&'a I>,
-) -> ProcRead {
-    let start = extras.len();
-    match read_columns(info, nodes, ranks, extras) {
-        Some((rank, cols)) => ProcRead::Columns {
-            rank,
-            cols,
-            extras: (extras.len() - start) as u32,
-        },
-        None => {
-            extras.truncate(start);
-            ProcRead::General
+/// The extras of one block of proc arrays, archived by the thread that read it: proc-realm
+/// entries as a [`SortedRun`] holds them, keyed by the block's own key ids.
+#[derive(Default)]
+struct BlockExtras {
+    /// The block's keys (a handful: the keys a host adds to every rank).
+    keys: Vec<Box<str>>,
+    /// Class of the proc realm, id the rank, `kid` into `keys`, `loc` a [`run_loc`] in the
+    /// reading thread's arena.
+    entries: Vec<BulkEntry>,
+}
+
+/// Distinct extra keys a block may have before its arrays are left to the general walk (a key
+/// is found by a linear search).
+const BLOCK_KEYS_MAX: usize = 64;
+
+/// Where one thread of the read-ahead puts what it reads.
+struct Reader<'x, 'a, I> {
+    /// This thread's index: the arena index of its extras.
+    thread: usize,
+    arena: &'x mut Vec<u8>,
+    block: &'x mut BlockExtras,
+    /// The elements of the array being read that become extras.
+    scratch: &'x mut Vec<&'a I>,
+}
+
+impl<'a, I: RegInfo> Reader<'_, 'a, I> {
+    /// Read one proc array as [`Apply::proc_array`] would store it: a [`ProcRead::Columns`],
+    /// its extras archived, or [`ProcRead::General`] (and nothing kept).
+    fn proc(&mut self, info: &'a I, nodes: &Nodes, ranks: u32) -> ProcRead {
+        let (entries, bytes) = (self.block.entries.len(), self.arena.len());
+        self.scratch.clear();
+        let read = read_columns(info, nodes, ranks, self.scratch)
+            .and_then(|(rank, cols)| self.archive(rank).map(|()| (rank, cols)));
+        match read {
+            Some((rank, cols)) => ProcRead::Columns {
+                rank,
+                cols,
+                extras: (self.block.entries.len() - entries) as u32,
+            },
+            None => {
+                self.block.entries.truncate(entries);
+                self.arena.truncate(bytes);
+                ProcRead::General
+            }
         }
+    }
+
+    /// Archive the extras in `scratch` as `rank`'s, as [`TableBuilder::insert`] stores them;
+    /// None if one would be refused (the general walk then says why).
+    fn archive(&mut self, rank: u32) -> Option<()> {
+        for i in self.scratch.iter() {
+            let key = i.key();
+            check_key(key).ok()?;
+            let kid = match self.block.keys.iter().position(|k| **k == *key) {
+                Some(k) => k,
+                None if self.block.keys.len() < BLOCK_KEYS_MAX => {
+                    self.block.keys.push(key.into());
+                    self.block.keys.len() - 1
+                }
+                None => return None,
+            };
+            let off = self.arena.len();
+            let flags = match &*i.value().ok()? {
+                Value::ByteObject(b) => {
+                    self.arena.extend_from_slice(b);
+                    ENTRY_RAW_BYTES
+                }
+                v => {
+                    self.arena.extend_from_slice(&v.archive().ok()?);
+                    0
+                }
+            };
+            self.block.entries.push(BulkEntry {
+                class: PROC_CLASS,
+                flags,
+                id: rank,
+                kid: kid as u32,
+                len: u32::try_from(self.arena.len() - off).ok()?,
+                loc: run_loc(self.thread, off),
+            });
+        }
+        Some(())
     }
 }
 
+const PROC_CLASS: u16 = Realm::Proc(0).class_id().0;
+
+/// The rank and column values of a proc array, its extras' elements pushed to `extras`; None
+/// when the array is not [`ProcRead::Columns`]'s kind.
 fn read_columns<'a, I: RegInfo>(
     info: &'a I,
     nodes: &Nodes,
@@ -436,24 +505,97 @@ const READ_BLOCK: usize = 4096;
 /// Threads the read-ahead uses at most (the calling one included).
 const READ_THREADS: usize = 4;
 
-/// What the read-ahead read: a [`ProcRead`] per proc array, and per block the extras its
-/// [`ProcRead::Columns`] count, in order.
-struct ReadAhead<'a, I> {
+/// What the read-ahead read: a [`ProcRead`] per proc array, per block the extras its
+/// [`ProcRead::Columns`] count (in order), and per thread the arena of their values.
+struct ReadAhead {
     reads: Vec<ProcRead>,
-    extras: Vec<Vec<&'a I>>,
+    extras: Vec<BlockExtras>,
+    arenas: Vec<Vec<u8>>,
+}
+
+impl ReadAhead {
+    /// Whether the extras can be merged as one run: every proc array is a
+    /// [`ProcRead::Columns`] and no rank has two (else the order of the arrays decides which
+    /// value stays, and they are applied one by one).
+    fn mergeable(&self, ranks: u32) -> bool {
+        let mut seen = vec![0u64; (ranks as usize).div_ceil(64)];
+        for read in &self.reads {
+            let ProcRead::Columns { rank, .. } = *read else {
+                return false;
+            };
+            let (word, bit) = (rank as usize / 64, 1u64 << (rank % 64));
+            if seen[word] & bit != 0 {
+                return false;
+            }
+            seen[word] |= bit;
+        }
+        true
+    }
+
+    /// The extras as one run: the blocks' keys made one table, entries sorted by (rank, key
+    /// bytes), the later of two values of a rank's key kept.
+    fn into_run(self) -> SortedRun {
+        let mut keys: Vec<Box<str>> = Vec::new();
+        let mut entries = Vec::with_capacity(self.extras.iter().map(|b| b.entries.len()).sum());
+        for block in self.extras {
+            let map: Vec<u32> = block
+                .keys
+                .into_iter()
+                .map(|k| match keys.iter().position(|g| *g == k) {
+                    Some(g) => g as u32,
+                    None => {
+                        keys.push(k);
+                        keys.len() as u32 - 1
+                    }
+                })
+                .collect();
+            entries.extend(block.entries.into_iter().map(|mut e| {
+                e.kid = map[e.kid as usize];
+                e
+            }));
+        }
+        let mut by_bytes: Vec<u32> = (0..keys.len() as u32).collect();
+        by_bytes.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
+        let mut order = vec![0u32; keys.len()];
+        for (o, &k) in by_bytes.iter().enumerate() {
+            order[k as usize] = o as u32;
+        }
+        let pos = |e: &BulkEntry| ((e.id as u64) << 32) | order[e.kid as usize] as u64;
+        let mut wasted = 0;
+        if !entries.windows(2).all(|w| pos(&w[0]) < pos(&w[1])) {
+            entries.sort_by_key(pos); // stable: a rank's repeated key stays in array order
+            let mut kept: Vec<BulkEntry> = Vec::with_capacity(entries.len());
+            for e in entries {
+                match kept.last_mut() {
+                    Some(last) if pos(last) == pos(&e) => {
+                        wasted += last.len as usize;
+                        *last = e;
+                    }
+                    _ => kept.push(e),
+                }
+            }
+            entries = kept;
+        }
+        SortedRun {
+            keys,
+            entries,
+            arenas: self.arenas,
+            wasted,
+        }
+    }
 }
 
 /// Read the proc arrays `procs` ahead of pass 2, on the threads this process may use, while
 /// the calling thread runs `beside` and then joins in. The walk over a million proc arrays is
 /// the registration's memory-bound part; what pass 2 does with a [`ProcRead::Columns`] is a
-/// few stores (and an insert per extra). Small registrations, or a process allowed one core,
-/// read on the calling thread.
-fn read_ahead<'a, I: RegInfo, R>(
-    procs: &[&'a I],
+/// few stores, and the extras' values are archived here too. Small registrations, or a process
+/// allowed one core, read on the calling thread.
+fn read_ahead<I: RegInfo, R>(
+    procs: &[&I],
     nodes: &Nodes,
     ranks: u32,
     beside: impl FnOnce() -> R,
-) -> (ReadAhead<'a, I>, R) {
+) -> (ReadAhead, R) {
     let mut reads = vec![ProcRead::General; procs.len()];
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let helpers = if procs.len() > READ_BLOCK {
@@ -463,42 +605,57 @@ fn read_ahead<'a, I: RegInfo, R>(
     };
     let blocks = Mutex::new(reads.chunks_mut(READ_BLOCK).enumerate());
     let extras = Mutex::new(Vec::new());
-    let read = || loop {
-        let Some((b, out)) = blocks.lock().unwrap_or_else(PoisonError::into_inner).next() else {
-            break;
-        };
-        let mut block_extras = Vec::new();
-        // Ahead of the walk runs into the next block: no stall at a block's start.
-        let from = &procs[b * READ_BLOCK..];
-        let mut ahead_info = from.iter().skip(PREFETCH_INFO);
-        let mut ahead_array = from.iter().skip(PREFETCH_ARRAY);
-        let mut ahead_elems = from.iter().skip(PREFETCH_ELEMS);
-        for (info, out) in from.iter().zip(out) {
-            if let Some(i) = ahead_info.next() {
-                i.prefetch(Ahead::Info);
+    let read = |thread: usize| {
+        let (mut arena, mut scratch) = (Vec::new(), Vec::new());
+        loop {
+            let next = blocks.lock().unwrap_or_else(PoisonError::into_inner).next();
+            let Some((b, out)) = next else {
+                break;
+            };
+            let mut block = BlockExtras::default();
+            let mut reader = Reader {
+                thread,
+                arena: &mut arena,
+                block: &mut block,
+                scratch: &mut scratch,
+            };
+            // Ahead of the walk runs into the next block: no stall at a block's start.
+            let from = &procs[b * READ_BLOCK..];
+            let mut ahead_info = from.iter().skip(PREFETCH_INFO);
+            let mut ahead_array = from.iter().skip(PREFETCH_ARRAY);
+            let mut ahead_elems = from.iter().skip(PREFETCH_ELEMS);
+            for (info, out) in from.iter().zip(out) {
+                if let Some(i) = ahead_info.next() {
+                    i.prefetch(Ahead::Info);
+                }
+                if let Some(i) = ahead_array.next() {
+                    i.prefetch(Ahead::Array);
+                }
+                if let Some(i) = ahead_elems.next() {
+                    i.prefetch(Ahead::Elements);
+                }
+                *out = reader.proc(*info, nodes, ranks);
             }
-            if let Some(i) = ahead_array.next() {
-                i.prefetch(Ahead::Array);
+            if !block.entries.is_empty() {
+                let mut all = extras.lock().unwrap_or_else(PoisonError::into_inner);
+                all.push((b, block));
             }
-            if let Some(i) = ahead_elems.next() {
-                i.prefetch(Ahead::Elements);
-            }
-            *out = read_proc(*info, nodes, ranks, &mut block_extras);
         }
-        if !block_extras.is_empty() {
-            let mut all = extras.lock().unwrap_or_else(PoisonError::into_inner);
-            all.push((b, block_extras));
-        }
+        arena
     };
-    let r = std::thread::scope(|s| {
-        for _ in 0..helpers {
-            s.spawn(read);
-        }
+    let (arenas, r) = std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..=helpers).map(|t| s.spawn(move || read(t))).collect();
         let r = beside();
-        read();
-        r
+        let mut arenas = vec![read(0)];
+        for h in helpers {
+            // A reading thread does not panic but by a bug; pass it on.
+            arenas.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        (arenas, r)
     });
-    let mut per_block = vec![Vec::new(); reads.len().div_ceil(READ_BLOCK)];
+    let mut per_block: Vec<BlockExtras> = (0..reads.len().div_ceil(READ_BLOCK))
+        .map(|_| BlockExtras::default())
+        .collect();
     for (b, e) in extras.into_inner().unwrap_or_else(PoisonError::into_inner) {
         per_block[b] = e;
     }
@@ -506,6 +663,7 @@ fn read_ahead<'a, I: RegInfo, R>(
         ReadAhead {
             reads,
             extras: per_block,
+            arenas,
         },
         r,
     )
@@ -553,6 +711,42 @@ impl Apply<'_> {
                 t.insert(Realm::Session(self.session_id), key, &*info.value()?)?;
             }
             _ => t.insert(Realm::Job, key, &*info.value()?)?,
+        }
+        Ok(())
+    }
+
+    /// The read-ahead's proc arrays applied one by one in document order: a row's columns
+    /// and extras, a general array walked.
+    fn in_order<I: RegInfo>(
+        &self,
+        t: &mut TableBuilder,
+        procs: &[&I],
+        ahead: ReadAhead,
+    ) -> Result<()> {
+        let value = |loc: u64, len: u32| value_in(&ahead.arenas, loc, len as usize);
+        for (b, block) in ahead.reads.chunks(READ_BLOCK).enumerate() {
+            let extras = &ahead.extras[b];
+            let mut entries = extras.entries.iter();
+            for (read, info) in block.iter().zip(&procs[b * READ_BLOCK..]) {
+                match *read {
+                    ProcRead::Columns {
+                        rank,
+                        cols,
+                        extras: n,
+                    } => {
+                        for (c, &v) in cols.iter().enumerate() {
+                            if v != u32::MAX {
+                                t.set_column(c, rank, v);
+                            }
+                        }
+                        for e in entries.by_ref().take(n as usize) {
+                            let key = &extras.keys[e.kid as usize];
+                            t.insert_stored(Realm::Proc(rank), key, e.flags, value(e.loc, e.len))?;
+                        }
+                    }
+                    ProcRead::General => self.proc_array(t, *info)?,
+                }
+            }
         }
         Ok(())
     }
@@ -801,28 +995,24 @@ pub fn build<I: RegInfo>(
         Ok::<_, Error>(())
     });
     done?;
-    let blocks = ahead.reads.chunks(READ_BLOCK).zip(ahead.extras);
-    for (b, (reads, extras)) in blocks.enumerate() {
-        let mut extras = extras.into_iter();
-        for (read, info) in reads.iter().zip(&l.proc_arrays[b * READ_BLOCK..]) {
-            match *read {
-                ProcRead::Columns {
-                    rank,
-                    cols,
-                    extras: n,
-                } => {
-                    for (c, &v) in cols.iter().enumerate() {
-                        if v != u32::MAX {
-                            t.set_column(c, rank, v);
-                        }
-                    }
-                    for i in extras.by_ref().take(n as usize) {
-                        t.insert(Realm::Proc(rank), i.key(), &*i.value()?)?;
+    if ahead.mergeable(job_size) {
+        // One array per rank: the columns, then the extras as one run (other keys than the
+        // columns', so their order does not matter).
+        for read in &ahead.reads {
+            if let ProcRead::Columns { rank, cols, .. } = *read {
+                for (c, &v) in cols.iter().enumerate() {
+                    if v != u32::MAX {
+                        t.set_column(c, rank, v);
                     }
                 }
-                ProcRead::General => apply.proc_array(&mut t, *info)?,
             }
         }
+        if ahead.extras.iter().any(|b| !b.entries.is_empty()) {
+            t.merge_run(ahead.into_run(), PROC_CLASS..=PROC_CLASS)?;
+        }
+    } else {
+        // In document order, one by one (a rank's later array overrides its earlier one).
+        apply.in_order(&mut t, &l.proc_arrays, ahead)?;
     }
     let nodes = node_ids.len() as u32;
     Ok((

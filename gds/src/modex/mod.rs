@@ -332,7 +332,7 @@ impl FenceBatch {
             SortedRun {
                 keys,
                 entries,
-                arena,
+                arenas: vec![arena],
                 wasted,
             },
             newly_indexed,
