@@ -136,9 +136,9 @@ pub unsafe fn c_str<'a>(p: *const c_char, max: usize) -> Result<&'a str, AbiErro
     if p.is_null() {
         return Err(bad("NULL string"));
     }
-    // glibc's strnlen finds the NUL a vector at a time (it may read past it within an aligned
-    // block, which C allows it and Rust code may not do itself); then the bytes, now known to
-    // be in bounds, are checked for ASCII a word at a time, and for UTF-8 only if that fails.
+    // glibc's strnlen finds the NUL a vector at a time (its aligned loads may reach past the
+    // NUL, which Rust code may not do); then the bytes, now known to be in bounds, are checked
+    // for ASCII a word at a time, and for UTF-8 only if that fails.
     // SAFETY: the caller promises `p` is readable up to its NUL or max + 1 bytes; strnlen reads
     // no further.
     let len = unsafe { libc::strnlen(p, max.saturating_add(1)) };

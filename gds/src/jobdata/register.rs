@@ -392,7 +392,7 @@ struct BlockExtras {
 const BLOCK_KEYS_MAX: usize = 64;
 
 /// Where one thread of the read-ahead puts what it reads.
-struct Reader<'x, 'a, I> {
+struct BlockReader<'x, 'a, I> {
     /// This thread's index: the arena index of its extras.
     thread: usize,
     arena: &'x mut Vec<u8>,
@@ -401,7 +401,7 @@ struct Reader<'x, 'a, I> {
     scratch: &'x mut Vec<&'a I>,
 }
 
-impl<'a, I: RegInfo> Reader<'_, 'a, I> {
+impl<'a, I: RegInfo> BlockReader<'_, 'a, I> {
     /// Read one proc array as [`Apply::proc_array`] would store it: a [`ProcRead::Columns`],
     /// its extras archived, or [`ProcRead::General`] (and nothing kept).
     fn proc(&mut self, info: &'a I, nodes: &Nodes, ranks: u32) -> ProcRead {
@@ -536,17 +536,17 @@ impl ReadAhead {
     /// bytes), the later of two values of a rank's key kept.
     fn into_run(self) -> SortedRun {
         let mut keys: Vec<Box<str>> = Vec::new();
+        let mut key_ids: HashMap<Box<str>, u32> = HashMap::new();
         let mut entries = Vec::with_capacity(self.extras.iter().map(|b| b.entries.len()).sum());
         for block in self.extras {
             let map: Vec<u32> = block
                 .keys
                 .into_iter()
-                .map(|k| match keys.iter().position(|g| *g == k) {
-                    Some(g) => g as u32,
-                    None => {
-                        keys.push(k);
+                .map(|k| {
+                    *key_ids.entry(k).or_insert_with_key(|k| {
+                        keys.push(k.clone());
                         keys.len() as u32 - 1
-                    }
+                    })
                 })
                 .collect();
             entries.extend(block.entries.into_iter().map(|mut e| {
@@ -613,7 +613,7 @@ fn read_ahead<I: RegInfo, R>(
                 break;
             };
             let mut block = BlockExtras::default();
-            let mut reader = Reader {
+            let mut reader = BlockReader {
                 thread,
                 arena: &mut arena,
                 block: &mut block,
