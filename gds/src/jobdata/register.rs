@@ -14,6 +14,7 @@ use super::maps::{parse_node_map, parse_proc_map};
 use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
 use crate::layout::{ColumnKind, Realm, COLUMNS, ENTRY_RAW_BYTES, NODEID_COLUMN};
+use crate::raw::prefetch;
 use crate::table::{
     check_key, column_value, run_loc, value_in, BulkEntry, SortedRun, TableBuilder,
 };
@@ -139,6 +140,25 @@ impl RegInfo for Info {
 
     fn value(&self) -> Result<Cow<'_, Value>> {
         Ok(Cow::Borrowed(&self.value))
+    }
+
+    /// An info array's three allocations in turn: its `DataArray`, the elements' buffer, the
+    /// elements (each its own box).
+    fn prefetch(&self, ahead: Ahead) {
+        let Value::DataArray(a) = &self.value else {
+            return;
+        };
+        match ahead {
+            Ahead::Info => prefetch(&**a),
+            Ahead::Array => prefetch(a.items.as_ptr()),
+            Ahead::Elements => {
+                for v in a.items.iter().take(16) {
+                    if let Value::Info(i) = v {
+                        prefetch(&**i);
+                    }
+                }
+            }
+        }
     }
 }
 

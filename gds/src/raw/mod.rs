@@ -5,6 +5,7 @@
 //!   `gds_loom`: loom atomics cannot live in mapped bytes).
 //! - `snapshot`: the client's snapshot pointer and the retirement of old snapshots (C1/C2),
 //!   built under `gds_loom` too, so loom-tests checks this very code.
+//! - [`prefetch`]: a cache hint, for walks over memory the hardware prefetcher cannot follow.
 
 #[cfg(not(gds_loom))]
 mod map;
@@ -13,3 +14,17 @@ mod snapshot;
 #[cfg(not(gds_loom))]
 pub use map::*;
 pub use snapshot::SnapshotCell;
+
+/// Ask for the cache line holding `p`: a hint, for a registration's walk over a million
+/// separately allocated proc arrays. Any address is fine, dangling included.
+#[inline]
+pub fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally and never faults, whatever the address;
+    // SSE, which it belongs to, is part of the x86_64 baseline.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
