@@ -55,6 +55,9 @@ pub use value::{ArchivedValue, DataArray, Info, Value};
 #[cfg(gds_loom)]
 pub use raw::SnapshotCell;
 
+/// A cache hint for walks the hardware prefetcher cannot follow (the C registration reader's).
+pub use raw::prefetch;
+
 #[cfg(not(gds_loom))]
 pub use dir::{default_base_dir, sweep_dead_stores, Ownership, SweepReport};
 #[cfg(not(gds_loom))]

@@ -587,25 +587,13 @@ impl CInfo {
     }
 }
 
-/// Ask for the cache line at `p` (no fault, whatever the address).
-fn prefetch_line(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it reads nothing architecturally and never faults; SSE is
-    // part of the x86_64 baseline.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 /// Ask for what a walk reads of `info`: its key's first line and its value's (which may
 /// straddle two lines).
 fn prefetch_info(info: *const pmix_info_t) {
     let e = info.cast::<u8>();
-    prefetch_line(e);
-    prefetch_line(e.wrapping_add(core::mem::offset_of!(pmix_info_t, value)));
-    prefetch_line(e.wrapping_add(size_of::<pmix_info_t>() - 1));
+    gds::prefetch(e);
+    gds::prefetch(e.wrapping_add(core::mem::offset_of!(pmix_info_t, value)));
+    gds::prefetch(e.wrapping_add(size_of::<pmix_info_t>() - 1));
 }
 
 impl gds::jobdata::RegInfo for CInfo {
@@ -627,7 +615,7 @@ impl gds::jobdata::RegInfo for CInfo {
                 return;
             }
             if ahead == Ahead::Array {
-                prefetch_line(da.cast());
+                gds::prefetch(da);
                 return;
             }
             if (*da).type_ != t::INFO {
