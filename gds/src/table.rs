@@ -120,6 +120,41 @@ pub(crate) struct SortedRun {
     pub wasted: usize,
 }
 
+/// The rank of every key of `keys` in byte order: the order of entries with equal (class, id).
+pub(crate) fn byte_order(keys: &[Box<str>]) -> Vec<u32> {
+    let mut ids: Vec<u32> = (0..keys.len() as u32).collect();
+    ids.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
+    let mut order = vec![0u32; ids.len()];
+    for (rank, &kid) in ids.iter().enumerate() {
+        order[kid as usize] = rank as u32;
+    }
+    order
+}
+
+/// A run's entries in `pos` order, each position once, the later of equal ones kept; and the
+/// value bytes of those dropped. Entries already in order (the common case) are only checked.
+pub(crate) fn last_wins(
+    mut entries: Vec<BulkEntry>,
+    pos: impl Fn(&BulkEntry) -> u64,
+) -> (Vec<BulkEntry>, usize) {
+    let mut wasted = 0;
+    if !entries.windows(2).all(|w| pos(&w[0]) < pos(&w[1])) {
+        entries.sort_by_key(&pos); // stable: equal positions stay in the order given
+        let mut kept: Vec<BulkEntry> = Vec::with_capacity(entries.len());
+        for e in entries {
+            match kept.last_mut() {
+                Some(last) if pos(last) == pos(&e) => {
+                    wasted += last.len as usize;
+                    *last = e;
+                }
+                _ => kept.push(e),
+            }
+        }
+        entries = kept;
+    }
+    (entries, wasted)
+}
+
 /// The `loc` of a run entry whose value is at `offset` in the run's arena `arena`.
 pub(crate) fn run_loc(arena: usize, offset: usize) -> u64 {
     ((arena as u64) << LOC_BITS) | offset as u64
@@ -461,13 +496,7 @@ impl TableBuilder {
     /// Rank of every key id in byte order of the keys: the order of entries with equal
     /// (class, id).
     fn key_order(&self) -> Vec<u32> {
-        let mut ids: Vec<u32> = (0..self.keys.len() as u32).collect();
-        ids.sort_unstable_by(|&a, &b| self.keys[a as usize].cmp(&self.keys[b as usize]));
-        let mut order = vec![0u32; ids.len()];
-        for (rank, &kid) in ids.iter().enumerate() {
-            order[kid as usize] = rank as u32;
-        }
-        order
+        byte_order(&self.keys)
     }
 
     /// Merge a sorted run (a fence batch) into the table: one pass over the table's entries and

@@ -329,7 +329,7 @@ fn a_job_registered_by_its_maps_answers_as_with_proc_arrays() {
 /// document order: the latest array wins key by key.
 #[test]
 fn proc_arrays_read_on_several_threads_apply_in_document_order() {
-    use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+    use gds::jobdata::{self, synthetic};
     use gds::value::Info;
     let (ranks, ppn) = (20_000u32, 64u32);
     let mut infos = synthetic::registration_maps(ranks, ppn);
@@ -365,19 +365,7 @@ fn proc_arrays_read_on_several_threads_apply_in_document_order() {
         }
         infos.push(Info::array("pmix.pdata", a));
     }
-    let (t, _) = jobdata::build(Some(&synthetic::host(0)), &infos).unwrap();
-    let base = common::base_dir();
-    let mut w = Writer::create(common::opts(base.path())).unwrap();
-    let mut tx = w.begin();
-    tx.put_table("ns", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
-    let r = Reader::attach(w.path()).unwrap();
-    let pin = r.pin();
-    let table = r.table(&pin, "ns", part::DATA).unwrap();
-    let none = Qualifiers::default();
-    let get = |rank, key| {
-        jobdata::get(table, Some(0), TargetRank::Rank(rank), key, &none).map(|v| v.to_value())
-    };
+    let get = registered(&infos);
     for rank in 0..ranks {
         let lrank = match (rank % 11 == 0, rank % 7 == 0) {
             (true, true) => Value::Uint16(1),
@@ -497,7 +485,7 @@ fn every_key_is_found_as_itself_and_no_other() {
 /// them as one run (docs/jobdata.md "How a registration is read"). Every value reads back.
 #[test]
 fn proc_arrays_with_other_keys_merge_as_one_run() {
-    use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+    use gds::jobdata::synthetic;
     use gds::value::Info;
     let (ranks, ppn) = (20_000u32, 64u32);
     let mut infos = synthetic::registration_maps(ranks, ppn);
@@ -525,19 +513,7 @@ fn proc_arrays_with_other_keys_merge_as_one_run() {
         }
         infos.push(Info::array("pmix.pdata", a));
     }
-    let (t, _) = jobdata::build(Some(&synthetic::host(0)), &infos).unwrap();
-    let base = common::base_dir();
-    let mut w = Writer::create(common::opts(base.path())).unwrap();
-    let mut tx = w.begin();
-    tx.put_table("ns", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
-    let r = Reader::attach(w.path()).unwrap();
-    let pin = r.pin();
-    let table = r.table(&pin, "ns", part::DATA).unwrap();
-    let none = Qualifiers::default();
-    let get = |rank, key| {
-        jobdata::get(table, Some(0), TargetRank::Rank(rank), key, &none).map(|v| v.to_value())
-    };
+    let get = registered(&infos);
     for rank in 0..ranks {
         let reinc = if rank % 23 == 0 {
             1000 + rank
@@ -573,5 +549,31 @@ fn proc_arrays_with_other_keys_merge_as_one_run() {
             Ok(v) => assert!(rank % 19 == 0 && v == Value::ByteObject(vec![rank as u8; 40])),
             Err(e) => assert!(rank % 19 != 0 && matches!(e, Error::NotFound), "{e:?}"),
         }
+    }
+}
+
+/// `infos` registered (the store on node00000) and published as namespace "ns": PMIx_Get of
+/// (rank, key) with no qualifier, as rank 0 asks it.
+fn registered(infos: &[gds::value::Info]) -> impl Fn(u32, &str) -> Result<Value, Error> {
+    use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+    let (t, _) = jobdata::build(Some(&synthetic::host(0)), infos).unwrap();
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    move |rank, key| {
+        let _keep = (&base, &w);
+        let pin = r.pin();
+        let table = r.table(&pin, "ns", part::DATA)?;
+        jobdata::get(
+            table,
+            Some(0),
+            TargetRank::Rank(rank),
+            key,
+            &Qualifiers::default(),
+        )
+        .map(|v| v.to_value())
     }
 }

@@ -16,7 +16,8 @@ use crate::error::{Error, Result};
 use crate::layout::{ColumnKind, Realm, COLUMNS, ENTRY_RAW_BYTES, NODEID_COLUMN};
 use crate::raw::prefetch;
 use crate::table::{
-    check_key, column_value, run_loc, value_in, BulkEntry, SortedRun, TableBuilder,
+    byte_order, check_key, column_value, last_wins, run_loc, value_in, BulkEntry, SortedRun,
+    TableBuilder,
 };
 use crate::value::{types, Info, Value};
 
@@ -574,28 +575,10 @@ impl ReadAhead {
                 e
             }));
         }
-        let mut by_bytes: Vec<u32> = (0..keys.len() as u32).collect();
-        by_bytes.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
-        let mut order = vec![0u32; keys.len()];
-        for (o, &k) in by_bytes.iter().enumerate() {
-            order[k as usize] = o as u32;
-        }
+        // A rank's key given twice keeps its later value (the stable sort keeps array order).
+        let order = byte_order(&keys);
         let pos = |e: &BulkEntry| ((e.id as u64) << 32) | order[e.kid as usize] as u64;
-        let mut wasted = 0;
-        if !entries.windows(2).all(|w| pos(&w[0]) < pos(&w[1])) {
-            entries.sort_by_key(pos); // stable: a rank's repeated key stays in array order
-            let mut kept: Vec<BulkEntry> = Vec::with_capacity(entries.len());
-            for e in entries {
-                match kept.last_mut() {
-                    Some(last) if pos(last) == pos(&e) => {
-                        wasted += last.len as usize;
-                        *last = e;
-                    }
-                    _ => kept.push(e),
-                }
-            }
-            entries = kept;
-        }
+        let (entries, wasted) = last_wins(entries, pos);
         SortedRun {
             keys,
             entries,

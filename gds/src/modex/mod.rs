@@ -14,7 +14,9 @@ use crate::error::{Error, Result};
 use crate::jobdata::keys::is_reserved;
 use crate::jobdata::TargetRank;
 use crate::layout::{Realm, ENTRY_RAW_BYTES, MAX_KEYS, MAX_KEY_LEN};
-use crate::table::{check_key, BulkEntry, SortedRun, TableBuilder, TableView};
+use crate::table::{
+    byte_order, check_key, last_wins, BulkEntry, SortedRun, TableBuilder, TableView,
+};
 use crate::value::Value;
 use crate::valueref::ValueRef;
 
@@ -282,7 +284,7 @@ impl FenceBatch {
         let FenceBatch {
             keys,
             first_rank,
-            mut entries,
+            entries,
             arena,
             ..
         } = self;
@@ -293,32 +295,12 @@ impl FenceBatch {
             .map(|(k, r)| (k.clone(), r))
             .collect();
         // Key order: byte order of the keys (the segment's entry order).
-        let mut by_bytes: Vec<u32> = (0..keys.len() as u32).collect();
-        by_bytes.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
-        let mut order = vec![0u32; keys.len()];
-        for (rank, &k) in by_bytes.iter().enumerate() {
-            order[k as usize] = rank as u32;
-        }
-
+        let order = byte_order(&keys);
         // (rank, key) order, each (rank, key) once: the last put wins, whatever its scope. A
         // batch given in rank order with its keys in byte order (the common case) is checked
         // in one pass and not sorted.
         let pos = |e: &BulkEntry| ((e.id as u64) << 32) | order[e.kid as usize] as u64;
-        let mut wasted = 0usize;
-        if !entries.windows(2).all(|w| pos(&w[0]) < pos(&w[1])) {
-            entries.sort_by_key(pos); // stable: equal (rank, key) stay in put order
-            let mut kept: Vec<BulkEntry> = Vec::with_capacity(entries.len());
-            for e in entries {
-                match kept.last_mut() {
-                    Some(last) if pos(last) == pos(&e) => {
-                        wasted += last.len as usize;
-                        *last = e;
-                    }
-                    _ => kept.push(e),
-                }
-            }
-            entries = kept;
-        }
+        let (mut entries, wasted) = last_wins(entries, pos);
         // Then by class (scope): a stable partition, skipped when there is one scope.
         let first = entries[0].class;
         if entries.iter().any(|e| e.class != first) {
