@@ -1191,9 +1191,14 @@ struct KeyInfo {
     job: u32,
     /// 1 + the proc column holding the key; 0 when none does.
     column: u8,
+    /// 1 + the key's slot in `node_dense`; 0 when it has none (or its slot does not fit).
+    node: u16,
     /// The key's default realm (standard 6.1), so a job-data get does not match its name.
     default: DefaultRealm,
 }
+
+// 12 bytes a key of a client's private memory (a node-name key per node at scale).
+const _: () = assert!(size_of::<KeyInfo>() == 12);
 
 impl Default for KeyInfo {
     fn default() -> Self {
@@ -1201,6 +1206,7 @@ impl Default for KeyInfo {
             classes: 0,
             job: 0,
             column: 0,
+            node: 0,
             default: DefaultRealm::Proc,
         }
     }
@@ -1309,10 +1315,16 @@ impl TableView {
         // A slot per key that has node entries (a few dozen), not per key: the hostname index
         // has a key per node.
         let node_bit = class_bit(NODE_CLASS);
-        let node_dense = (0..keys.len() as u32)
+        let node_dense: Box<[(u32, NodeIndex)]> = (0..keys.len() as u32)
             .filter(|&k| keys[k as usize].classes & node_bit != 0)
             .map(|k| (k, OnceLock::new()))
             .collect();
+        for (slot, (k, _)) in node_dense.iter().enumerate() {
+            // Keys past u16's slots find theirs by a search (`node_dense`).
+            if let Ok(slot) = u16::try_from(slot + 1) {
+                keys[*k as usize].node = slot;
+            }
+        }
         let values =
             ValidatedValues::validate(map, h.entries_off as usize, h.entry_count as usize)?;
         let mut view = TableView {
@@ -1500,8 +1512,12 @@ impl TableView {
     /// first use by one walk over the entry records. Threads that race build it each and the
     /// first to finish stores it: no reader waits for another's walk.
     fn node_dense(&self, kid: u32) -> &[u32] {
-        let Ok(i) = self.node_dense.binary_search_by_key(&kid, |(k, _)| *k) else {
-            return &[];
+        let i = match self.keys.get(kid as usize).map(|k| k.node) {
+            Some(slot @ 1..) => slot as usize - 1,
+            _ => match self.node_dense.binary_search_by_key(&kid, |(k, _)| *k) {
+                Ok(i) => i,
+                Err(_) => return &[],
+            },
         };
         let cell = &self.node_dense[i].1;
         if let Some(d) = cell.get() {

@@ -150,6 +150,26 @@ pub unsafe fn c_str<'a>(p: *const c_char, max: usize) -> Result<&'a str, AbiErro
     utf8(bytes, is_ascii(bytes))
 }
 
+/// Whether a byte is 0: strings of 4 to 16 bytes (hostnames, most values a Get copies) in two
+/// overlapping loads, instead of a call to memchr.
+#[inline]
+fn has_nul(b: &[u8]) -> bool {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |w: u64| w.wrapping_sub(LOW) & !w & HIGH != 0;
+    let n = b.len();
+    let word = |at: usize| u64::from_ne_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    match n {
+        8..=16 => zero(word(0)) || zero(word(n - 8)),
+        4..=7 => {
+            zero(half(0) as u64 | 0xFFFF_FFFF_0000_0000)
+                || zero(half(n - 4) as u64 | 0xFFFF_FFFF_0000_0000)
+        }
+        _ => b.contains(&0),
+    }
+}
+
 /// Whether every byte is below 0x80: keys of 4 to 16 bytes in two overlapping loads.
 #[inline]
 fn is_ascii(b: &[u8]) -> bool {
@@ -759,7 +779,7 @@ fn calloc_n<T>(n: usize) -> Result<*mut T, AbiError> {
 }
 
 fn c_dup_str(s: &str) -> Result<*mut c_char, AbiError> {
-    if s.as_bytes().contains(&0) {
+    if has_nul(s.as_bytes()) {
         return Err(AbiError::Store(gds::Error::Corrupt("string with a NUL")));
     }
     // malloc, not calloc (see `alloc_stored`): every byte is written below.
@@ -1251,6 +1271,28 @@ impl Drop for HeldValue {
     fn drop(&mut self) {
         if self.owns_data {
             destruct_value(&mut self.value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod has_nul_tests {
+    #[test]
+    fn agrees_with_a_byte_search() {
+        for n in 0..40 {
+            let base: Vec<u8> = (0..n as u8).map(|i| 1 + i.wrapping_mul(37) % 255).collect();
+            assert!(!super::has_nul(&base), "{n}");
+            for at in 0..n {
+                for v in [0u8, 1, 0x80, 0xff] {
+                    let mut b = base.clone();
+                    b[at] = v;
+                    assert_eq!(
+                        super::has_nul(&b),
+                        b.contains(&0),
+                        "length {n}, byte {at} = {v}"
+                    );
+                }
+            }
         }
     }
 }
