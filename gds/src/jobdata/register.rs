@@ -647,12 +647,20 @@ fn read_ahead<I: RegInfo, R>(
         arena
     };
     let (arenas, r) = std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..=helpers).map(|t| s.spawn(move || read(t))).collect();
+        // A thread that cannot be started (a process at its thread limit) is done without: the
+        // others, this one included, read its blocks.
+        let started: Vec<_> = (1..=helpers)
+            .filter_map(|t| {
+                let thread = std::thread::Builder::new().name("rshm-register".into());
+                thread.spawn_scoped(s, move || read(t)).ok().map(|h| (t, h))
+            })
+            .collect();
         let r = beside();
-        let mut arenas = vec![read(0)];
-        for h in helpers {
+        let mut arenas = vec![Vec::new(); helpers + 1];
+        arenas[0] = read(0);
+        for (t, h) in started {
             // A reading thread does not panic but by a bug; pass it on.
-            arenas.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            arenas[t] = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         }
         (arenas, r)
     });
