@@ -680,6 +680,15 @@ fn read_ahead<I: RegInfo, R>(
     )
 }
 
+/// A [`ProcRead::Columns`] row's column values stored (`u32::MAX`: not given).
+fn set_row(t: &mut TableBuilder, rank: u32, cols: &[u32; COLUMNS.len()]) {
+    for (c, &v) in cols.iter().enumerate() {
+        if v != u32::MAX {
+            t.set_column(c, rank, v);
+        }
+    }
+}
+
 /// Pass 2: everything the host registered, stored over what was derived.
 struct Apply<'l> {
     session_id: u32,
@@ -745,11 +754,7 @@ impl Apply<'_> {
                         cols,
                         extras: n,
                     } => {
-                        for (c, &v) in cols.iter().enumerate() {
-                            if v != u32::MAX {
-                                t.set_column(c, rank, v);
-                            }
-                        }
+                        set_row(t, rank, &cols);
                         for e in entries.by_ref().take(n as usize) {
                             let key = &extras.keys[e.kid as usize];
                             t.insert_stored(Realm::Proc(rank), key, e.flags, value(e.loc, e.len))?;
@@ -1011,11 +1016,7 @@ pub fn build<I: RegInfo>(
         // columns', so their order does not matter).
         for read in &ahead.reads {
             if let ProcRead::Columns { rank, cols, .. } = *read {
-                for (c, &v) in cols.iter().enumerate() {
-                    if v != u32::MAX {
-                        t.set_column(c, rank, v);
-                    }
-                }
+                set_row(&mut t, rank, &cols);
             }
         }
         if ahead.extras.iter().any(|b| !b.entries.is_empty()) {
