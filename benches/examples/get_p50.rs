@@ -4,7 +4,9 @@
 //! `cargo run --release -p rshm-benches --example get_p50 [-- M...]` (default M = 1000 100000
 //! 1000000). Per M, per case: "p50_ns=.. p10_ns=.. p90_ns=.." of the per-call time of batches
 //! of 256 calls. Cases are those of benches/jobdata.rs (`job`: PMIx_Get(WILDCARD,
-//! PMIX_JOB_SIZE); `proc_random`: one of 5 standard proc keys of a random rank), the random
+//! PMIX_JOB_SIZE); `proc_random`: one of 5 standard proc keys of a random rank), a key of each
+//! other realm (`session`: PMIX_UNIV_SIZE of WILDCARD; `app_own`, `node_own`: PMIX_APP_SIZE and
+//! PMIX_NODE_SIZE of the caller's rank; `node_random`: PMIX_NODE_SIZE of a random rank), the random
 //! rank split by key (`proc_random_lrank`: a proc column; `proc_random_hname`: the rank's node,
 //! then the node's hostname), and two floors for the random rank:
 //! - `floor_random_u32`: one load from a random index of an M-entry u32 array (what a proc
@@ -80,7 +82,24 @@ fn main() {
         report("job", m, || {
             time(|| get(TargetRank::Wildcard, "pmix.job.size"))
         });
+        // One key of each other realm (6.1), as a rank asks for its own: a session key of rank
+        // WILDCARD, its app's size, its node's size; then a random rank's node size.
+        report("session", m, || {
+            time(|| get(TargetRank::Wildcard, "pmix.univ.size"))
+        });
+        report("app_own", m, || {
+            time(|| get(TargetRank::Rank(1), "pmix.app.size"))
+        });
+        report("node_own", m, || {
+            time(|| get(TargetRank::Rank(1), "pmix.node.size"))
+        });
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        report("node_random", m, || {
+            time(|| {
+                xorshift(&mut x);
+                get(TargetRank::Rank((x % m as u64) as u32), "pmix.node.size");
+            })
+        });
         report("proc_random", m, || {
             time(|| {
                 xorshift(&mut x);
