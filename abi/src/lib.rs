@@ -77,13 +77,18 @@ thread_local! {
 /// Run the body of an exported C function: its error becomes a status (and the thread's last
 /// error message), and a panic never crosses into C (it becomes `PMIX_ERROR`).
 pub fn ffi_call(f: impl FnOnce() -> Result<(), AbiError>) -> pmix_status_t {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(Ok(())) => PMIX_SUCCESS,
-        Ok(Err(e)) => {
+    // The status is made inside the unwind guard: what crosses it is then one int, not the
+    // `Result` (whose copy, a wide load over the narrow store of its tag, stalls the hot path).
+    let body = || match f() {
+        Ok(()) => PMIX_SUCCESS,
+        Err(e) => {
             let status = e.status();
             set_last_error(e.to_string());
             status
         }
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(status) => status,
         Err(_) => {
             set_last_error("internal error (panic caught at the C boundary)".into());
             PMIX_ERROR

@@ -68,6 +68,15 @@ impl Client {
         &self.reader
     }
 
+    /// The caller's rank, when it asks about its own namespace `ns`.
+    #[inline]
+    fn caller(&self, ns: &str) -> Option<u32> {
+        match &self.me {
+            Some((n, r)) if gds::same_bytes(n.as_bytes(), ns.as_bytes()) => Some(*r),
+            _ => None,
+        }
+    }
+
     /// The caller's identity.
     pub fn me(&self) -> Option<(&str, u32)> {
         self.me.as_ref().map(|(n, r)| (n.as_str(), *r))
@@ -75,6 +84,7 @@ impl Client {
 
     /// PMIx_Get of `key` for (`ns`, `rank`) as the store decides it: ch. 6 for reserved keys,
     /// 5.3/5.4 for posted data (then the job data, for non-reserved keys the host registered).
+    #[inline(always)]
     pub fn get<'p>(
         &self,
         pin: &'p Pin,
@@ -83,11 +93,32 @@ impl Client {
         key: &str,
         req: &GetRequest,
     ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
+        // Most gets: a reserved key with no qualifier that the job table answers as it stands
+        // (`jobdata::get_plain`). Kept small and inlined into the C entry points, so the value
+        // reaches the caller's pmix_value_t without a trip through memory.
+        if keys::is_reserved(key) && req.qualifiers.is_plain() {
+            if let Ok(t) = self.reader.table_arc(pin, ns, part::DATA) {
+                let caller = self.caller(ns);
+                if let Some(v) = jobdata::get_plain(t, caller, TargetRank::from_raw(rank), key) {
+                    return Ok((v, t));
+                }
+            }
+        }
+        self.get_general(pin, ns, rank, key, req)
+    }
+
+    /// [`Client::get`] for everything else: the retrieval rules in full, posted data.
+    #[inline(never)]
+    fn get_general<'p>(
+        &self,
+        pin: &'p Pin,
+        ns: &str,
+        rank: u32,
+        key: &str,
+        req: &GetRequest,
+    ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
         let target = TargetRank::from_raw(rank);
-        let caller = match &self.me {
-            Some((n, r)) if gds::same_bytes(n.as_bytes(), ns.as_bytes()) => Some(*r),
-            _ => None,
-        };
+        let caller = self.caller(ns);
         let job = self.reader.table_arc(pin, ns, part::DATA);
         let from_job = |job: Result<&'p Arc<TableView>>| {
             let t = job?;
@@ -97,7 +128,7 @@ impl Client {
                     .table(pin, resources::NAMESPACE, part::RESOURCES)
                     .ok()
             };
-            let v = jobdata::get_with_resources_by(t, res, caller, target, key, &req.qualifiers)?;
+            let v = jobdata::get_by_rules(t, res, caller, target, key, &req.qualifiers)?;
             // A value from the resources table borrows that mapping; the job table handle is
             // kept for pointer mode, so resources answers are copied there (see `hold`).
             Ok((v, t))

@@ -141,6 +141,7 @@ impl Snapshot {
         })
     }
 
+    #[inline]
     fn table(
         &self,
         dir: &StoreDir,

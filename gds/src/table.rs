@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::bytes::{same_bytes, slice_at, u16_at, u32_at, u64_at, Encoder, Sink};
 use crate::error::{Error, Result};
-use crate::jobdata::keys::{default_realm, DefaultRealm};
+use crate::jobdata::keys::{default_realm, meta, DefaultRealm};
 use crate::layout::{
     entry_hash, fmix64, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, Realm, TableHeader,
     COLUMNS, ENTRY_RAW_BYTES, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN, VALUE_ALIGN,
@@ -1075,6 +1075,18 @@ pub struct TableView {
     node_dense: Box<[(u32, NodeIndex)]>,
     /// The table's keys of at most 16 bytes, found without the shared key index.
     short: ShortKeys,
+    /// The job's session and local node (`jobdata::keys::meta`), read at map time: a session
+    /// or node key's default realm is then known without a lookup.
+    job_meta: JobMeta,
+}
+
+/// What a job table says of its session and of the store's own node (`jobdata::keys::meta`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobMeta {
+    /// `meta::SESSION_ID`, when registered.
+    pub session: Option<u32>,
+    /// `meta::LOCAL_NODEID`, when the registration names the store's node.
+    pub local_node: Option<u32>,
 }
 
 /// Keys of 1 to 16 bytes (nearly every PMIx key) as the reader finds them without the shared
@@ -1334,10 +1346,19 @@ impl TableView {
             keys,
             node_dense,
             short: ShortKeys::default(),
+            job_meta: JobMeta::default(),
         };
         // Every key string was checked in bounds above.
         view.short =
             ShortKeys::build((0..h.key_count).filter_map(|kid| Some((kid, view.key_str(kid)?))));
+        let meta_u32 = |key: &str| {
+            let v = view.get(Realm::Meta, key)?.as_u64()?;
+            u32::try_from(v).ok()
+        };
+        view.job_meta = JobMeta {
+            session: meta_u32(meta::SESSION_ID),
+            local_node: meta_u32(meta::LOCAL_NODEID),
+        };
         if h.column_mask >> COLUMNS.len() != 0 {
             return Err(Error::Corrupt("unknown proc column"));
         }
@@ -1372,6 +1393,7 @@ impl TableView {
     }
 
     /// The value of `rank` in proc column `c`, if present.
+    #[inline]
     pub(crate) fn column_at(&self, c: usize, rank: u32) -> Option<ValueRef<'_>> {
         if rank >= self.h.rank_count {
             return None;
@@ -1429,7 +1451,14 @@ impl TableView {
         None
     }
 
+    /// The job's session and local node, as registered (read at map time).
+    #[inline]
+    pub fn job_meta(&self) -> JobMeta {
+        self.job_meta
+    }
+
     /// The default realm of key `kid` (its name's, standard 6.1; computed at map time).
+    #[inline]
     pub(crate) fn default_realm(&self, kid: u32) -> Option<DefaultRealm> {
         self.keys.get(kid as usize).map(|k| k.default)
     }
@@ -1481,13 +1510,34 @@ impl TableView {
 
     /// The value of key id `kid` (from [`TableView::key_id`]) in `realm`: for callers that look
     /// one key up in several realms, so the key is hashed and probed once.
+    ///
+    /// The two answers of most gets, a proc column and the job realm's entry, are inlined into
+    /// the caller (so the value is not written to memory and read back); other realms probe
+    /// out of line.
+    #[inline(always)]
     pub fn get_by_id(&self, realm: Realm, kid: u32) -> Option<ValueRef<'_>> {
         let info = *self.keys.get(kid as usize)?;
-        if let (Realm::Proc(rank), c @ 1..) = (realm, info.column) {
-            if let Some(v) = self.column_at(c as usize - 1, rank) {
-                return Some(v);
+        match (realm, info.column) {
+            (Realm::Proc(rank), c @ 1..) => {
+                if let Some(v) = self.column_at(c as usize - 1, rank) {
+                    return Some(v);
+                }
             }
+            (Realm::Job, _) => {
+                return self
+                    .values
+                    .value(info.job.checked_sub(1)? as usize)
+                    .map(ValueRef::from);
+            }
+            _ => {}
         }
+        self.get_in_realm(realm, kid, info)
+    }
+
+    /// [`TableView::get_by_id`] in a realm other than the job's (session, app, node, proc
+    /// entries): a dense node index or a probe of the entry index.
+    #[inline(never)]
+    fn get_in_realm(&self, realm: Realm, kid: u32, info: KeyInfo) -> Option<ValueRef<'_>> {
         let (class, id) = realm.class_id();
         // No entry of this class has the key: no need to probe (a cold probe is a cache miss
         // or two in a big table).
@@ -1498,9 +1548,7 @@ impl TableView {
             NODE_CLASS => Some(self.node_dense(kid)).filter(|d| !d.is_empty()),
             _ => None,
         };
-        let e = if (class, id) == JOB_CLASS_ID {
-            info.job.checked_sub(1)? as usize
-        } else if let Some(d) = dense {
+        let e = if let Some(d) = dense {
             d.get(id as usize)?.checked_sub(1)? as usize
         } else {
             self.entry(realm, kid)?

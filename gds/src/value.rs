@@ -387,6 +387,7 @@ impl Value {
 
 impl ArchivedValue {
     /// The `pmix_data_type_t` code of this value, without deserializing it.
+    #[inline]
     pub fn type_code(&self) -> u16 {
         use types as t;
         match self {

@@ -47,6 +47,7 @@ impl<'a> ValueRef<'a> {
     }
 
     /// The `pmix_data_type_t` of the value.
+    #[inline]
     pub fn type_code(&self) -> u16 {
         use crate::value::types;
         match self {

@@ -115,11 +115,21 @@ fn job(full: bool) -> Job {
 }
 
 impl Job {
-    /// PMIx_Get as rank `caller` would call it.
+    /// PMIx_Get as rank `caller` would call it. Every answer is also asked of the rules alone
+    /// (`get_by_rules`, without the `get_plain` shortcut most gets take): the two must agree,
+    /// value and status, so each rule below tests the shortcut too.
     fn get(&self, caller: u32, rank: TargetRank, key: &str, q: Qualifiers) -> gds::Result<Value> {
         let pin = self.r.pin();
         let t = self.r.table(&pin, "rules", part::DATA)?;
-        jobdata::get(t, Some(caller), rank, key, &q).map(|v| v.to_value())
+        let got = jobdata::get(t, Some(caller), rank, key, &q).map(|v| v.to_value());
+        let by_rules =
+            jobdata::get_by_rules(t, || None, Some(caller), rank, key, &q).map(|v| v.to_value());
+        assert_eq!(
+            format!("{got:?}"),
+            format!("{by_rules:?}"),
+            "shortcut and rules differ: rank {rank:?} key {key} caller {caller}"
+        );
+        got
     }
 }
 

@@ -1025,6 +1025,7 @@ pub fn write_value(out: &mut pmix_value_t, v: &Value) -> Result<(), AbiError> {
 
 /// Write a stored value: scalars, strings and byte objects straight from the mapping (no
 /// intermediate `Value`); anything else through [`Value`].
+#[inline]
 pub fn write_stored(out: &mut pmix_value_t, v: &ValueRef<'_>) -> Result<(), AbiError> {
     let a = match v {
         ValueRef::Bytes(b) => {
@@ -1147,6 +1148,7 @@ unsafe fn destruct_elem(ty: u16, p: *mut u8) {
 
 /// A `malloc`ed `pmix_value_t` holding `v` (PMIx_Get's default: the caller releases it with
 /// `PMIX_VALUE_RELEASE`).
+#[inline]
 pub fn alloc_stored(v: &ValueRef<'_>) -> Result<*mut pmix_value_t, AbiError> {
     // malloc and a 32-byte zero store, not calloc: glibc's calloc skips the thread cache that
     // malloc takes first (~140 instructions instead of ~30, on every PMIx_Get in copy mode).

@@ -13,5 +13,7 @@ pub mod synthetic;
 
 pub use query::{Qualifiers, TargetRank};
 pub use register::{build, Ahead, JobSummary, RegInfo};
-pub use resolve::{get, get_with_resources, get_with_resources_by, is_local};
+pub use resolve::{
+    get, get_by_rules, get_plain, get_with_resources, get_with_resources_by, is_local,
+};
 pub use resources::Resources;

@@ -56,6 +56,60 @@ pub fn get_with_resources<'t>(
     get_with_resources_by(t, || resources, caller, rank, key, q)
 }
 
+/// The answer of a get without qualifiers when the namespace's table holds it: rule 3 (the
+/// rank's own value), then the key's default realm (rules 2 and 4: the session, the target's or
+/// caller's app and node, the job for rank WILDCARD). `None` is not NOT_FOUND: it sends the
+/// request down [`get_by_rules`], which also answers the misses (NOT_FOUND, the resources'
+/// node values). Inlined into the callers' get so its answer stays in registers.
+#[inline(always)]
+pub fn get_plain<'t>(
+    t: &'t TableView,
+    caller: Option<u32>,
+    rank: TargetRank,
+    key: &str,
+) -> Option<ValueRef<'t>> {
+    let k = t.key_id(key.as_bytes())?;
+    let target = match rank {
+        TargetRank::Rank(r) => {
+            if let Some(v) = t.get_by_id(Realm::Proc(r), k) {
+                return Some(v);
+            }
+            Some(r)
+        }
+        TargetRank::Wildcard => None,
+        TargetRank::Undef => return None,
+    };
+    let realm = match t.default_realm(k)? {
+        // A job key of a specific rank is NOT_FOUND (6.1.2): the general path says so.
+        DefaultRealm::Job | DefaultRealm::Proc => match target {
+            None => Realm::Job,
+            Some(_) => return None,
+        },
+        DefaultRealm::Session => Realm::Session(t.job_meta().session.unwrap_or(0)),
+        DefaultRealm::App => Realm::App(number(t, Realm::Proc(target.or(caller)?), keys::APPNUM)?),
+        DefaultRealm::Node => {
+            let id = match target.and_then(|r| node_of(t, r)) {
+                Some(id) => id,
+                None => match t.job_meta().local_node {
+                    Some(id) => id,
+                    None => node_of(t, caller?)?,
+                },
+            };
+            Realm::Node(id)
+        }
+    };
+    t.get_by_id(realm, k)
+}
+
+/// A rank's node: its node id column, else a node id stored as an entry.
+#[inline]
+fn node_of(t: &TableView, r: u32) -> Option<u32> {
+    match t.column_at(NODEID_COLUMN, r) {
+        Some(v) => v.as_u64().and_then(|n| u32::try_from(n).ok()),
+        None => number(t, Realm::Proc(r), keys::NODEID),
+    }
+}
+
 /// [`get_with_resources`], with the resources table looked up only when a node value needs
 /// the fallback (a client's get then costs one table lookup, not two).
 pub fn get_with_resources_by<'t>(
@@ -66,14 +120,30 @@ pub fn get_with_resources_by<'t>(
     key: &str,
     q: &Qualifiers,
 ) -> Result<ValueRef<'t>> {
+    if q.is_plain() {
+        if let Some(v) = get_plain(t, caller, rank, key) {
+            return Ok(v);
+        }
+    }
+    get_by_rules(t, resources, caller, rank, key, q)
+}
+
+/// [`get_with_resources_by`] without the [`get_plain`] shortcut, for a caller that tried it
+/// already: the rules in full (the same answers: the shortcut only takes the first step of
+/// rules 2-4 early).
+#[inline(never)]
+pub fn get_by_rules<'t>(
+    t: &'t TableView,
+    resources: impl FnOnce() -> Option<&'t TableView>,
+    caller: Option<u32>,
+    rank: TargetRank,
+    key: &str,
+    q: &Qualifiers,
+) -> Result<ValueRef<'t>> {
     // The key is hashed and probed once; every realm below looks it up by id.
     let kid = t.key_id(key.as_bytes());
     let in_t = |realm: Realm| kid.and_then(|k| t.get_by_id(realm, k));
-    // A rank's node: its node id column, else a node id stored as an entry.
-    let node_of = |r: u32| match t.column_at(NODEID_COLUMN, r) {
-        Some(v) => v.as_u64().and_then(|n| u32::try_from(n).ok()),
-        None => number(t, Realm::Proc(r), keys::NODEID),
-    };
+    let node_of = |r: u32| node_of(t, r);
     // A process-level value. A rank's hostname is its node's, read through the node (the
     // registration does not store it per rank when it equals the node's).
     let proc_value = |r: u32| match in_t(Realm::Proc(r)) {
@@ -83,25 +153,6 @@ pub fn get_with_resources_by<'t>(
         }
         None => None,
     };
-    // Fast path, most gets: no qualifier; a job key of rank WILDCARD (rules 2 and 4), or a
-    // value the rank itself holds (rule 3). Anything else takes the general path below.
-    if q.is_plain() {
-        if let Some(k) = kid {
-            match rank {
-                TargetRank::Wildcard => {
-                    if let Some(DefaultRealm::Job | DefaultRealm::Proc) = t.default_realm(k) {
-                        return t.get_by_id(Realm::Job, k).ok_or(Error::NotFound);
-                    }
-                }
-                TargetRank::Rank(r) => {
-                    if let Some(v) = proc_value(r) {
-                        return Ok(v);
-                    }
-                }
-                TargetRank::Undef => {}
-            }
-        }
-    }
     let found = |realm: Realm| in_t(realm).ok_or(Error::NotFound);
     // A node value: the namespace's own, else the resources' for the same hostname.
     let node_value = |realm: Realm| -> Result<ValueRef<'t>> {
@@ -128,7 +179,7 @@ pub fn get_with_resources_by<'t>(
     };
     let who = target.or(caller);
     let session = || -> Result<Realm> {
-        let ours = number(t, Realm::Meta, meta::SESSION_ID).unwrap_or(0);
+        let ours = t.job_meta().session.unwrap_or(0);
         match q.session_id {
             // Another session's data is not in this namespace's store (6.1.1).
             Some(s) if s != ours => Err(Error::NotFound),
@@ -153,8 +204,7 @@ pub fn get_with_resources_by<'t>(
             None => Ok(None),
         }
     };
-    let local_node =
-        || number(t, Realm::Meta, meta::LOCAL_NODEID).or_else(|| caller.and_then(node_of));
+    let local_node = || t.job_meta().local_node.or_else(|| caller.and_then(node_of));
     let node = || -> Result<Realm> {
         let id = match selected()? {
             Some(id) => Some(id),

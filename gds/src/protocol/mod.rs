@@ -36,6 +36,7 @@ pub fn publish_root(root_gen: &AtomicU64, gen: u64) {
 }
 
 /// R1 (reader): the current root generation (0: nothing published yet). Pairs with P4.
+#[inline]
 pub fn current_root(root_gen: &AtomicU64) -> u64 {
     root_gen.load(Ordering::Acquire)
 }
