@@ -55,28 +55,13 @@ fn component_dir() -> PathBuf {
             .find(|p| p.join("deps").is_dir())
             .expect("profile dir")
             .join("gds-component-test");
-        let lock_path = std::env::temp_dir().join("rshm-gds-component-build.lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .expect("lock file");
-        lock.lock().expect("lock");
-        let res = Command::new("make")
-            .arg("-s")
-            .arg("-C")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")))
-            .arg(format!("RSHM_A={}", a.display()))
-            .arg(format!("OUT={}", out.display()))
-            .output()
-            .expect("run make");
-        drop(lock);
-        assert!(
-            res.status.success(),
-            "make failed:\n{}{}",
-            String::from_utf8_lossy(&res.stdout),
-            String::from_utf8_lossy(&res.stderr)
+        pmixhost::make_locked(
+            pmixhost::COMPONENT_BUILD_LOCK,
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+            &[
+                format!("RSHM_A={}", a.display()),
+                format!("OUT={}", out.display()),
+            ],
         );
         assert!(out.join("pmix_mca_gds_rshm.so").exists());
         out

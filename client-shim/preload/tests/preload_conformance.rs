@@ -78,30 +78,10 @@ fn component_dir() -> PathBuf {
         .unwrap_or_else(|| root.join("target"))
         .join("release")
         .join("gds-component-preload-test");
-    // nextest runs each test in its own process: the tests that build the component take
-    // turns (two makes into one OUT race on its temporary files), as component/tests do.
-    let lock_path = std::env::temp_dir().join("rshm-gds-component-build.lock");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .unwrap_or_else(|e| panic!("open {}: {e}", lock_path.display()));
-    lock.lock()
-        .unwrap_or_else(|e| panic!("lock {}: {e}", lock_path.display()));
-    let res = Command::new("make")
-        .arg("-s")
-        .arg("-C")
-        .arg(root.join("component"))
-        .arg(format!("OUT={}", out.display()))
-        .output()
-        .expect("make");
-    drop(lock);
-    assert!(
-        res.status.success(),
-        "building the gds component failed:\n{}{}",
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
+    pmixhost::make_locked(
+        pmixhost::COMPONENT_BUILD_LOCK,
+        &root.join("component"),
+        &[format!("OUT={}", out.display())],
     );
     out
 }
