@@ -699,7 +699,7 @@ fn main() {
     notes.push(
         "Get p50/p99: per client, n Gets (+ PMIX_VALUE_RELEASE) timed in batches of 32, the 50th/99th percentile batch mean; the table shows the median over clients".into(),
     );
-    notes.push("register: rshm columns (direct, preload) = rshm_server_register_nspace of the same info array; the component columns (with and without preload) and OpenPMIx columns = PMIx_server_register_nspace (call to callback)".into());
+    notes.push("register: rshm columns (direct, preload) = rshm_server_register_nspace of the same info array, called before libpmix registers it; the component columns (with and without preload) and OpenPMIx columns = PMIx_server_register_nspace (call to callback)".into());
     notes.push("init+1st: PMIx_Init (direct: rshm_client_attach) + the first Get (PMIX_JOB_SIZE), median and slowest client (ds21: the first clients wait until the server has filled the store); private = RssAnon of each client at the end (median); shared = allocated bytes of the store files (rshm store + libpmix's files in the server tmpdir)".into());
     // the work list
     let mut todo: Vec<(u32, Col, Option<String>)> = Vec::new();
