@@ -19,6 +19,7 @@ make -s -C tools/pmix-host check
 
 step "benches compile and run once"
 cargo bench -q -p rshm-benches -- --test
+make -s -C benches/c run-once
 
 step "scale harness, quick (M = 1k, 10k; prints numbers; fails if a Get or fence fails)"
 cargo run --release -q -p rshm-benches --bin scale -- --quick
