@@ -8,6 +8,10 @@
 //! - `get_job_<M>_1`: `PMIx_Get(WILDCARD, PMIX_JOB_SIZE)`, pin per call.
 //! - `get_proc_random_<M>_1`: a standard proc key of a random rank (lrank, nrank, nodeid,
 //!   appnum, hname), pin per call.
+//! - `attach_<M>_1`: `Reader::attach` alone (the store's anchor and root; the client's
+//!   `rshm_client_attach`). `attach_first_get_<M>_1`: what a client pays before its first
+//!   answer: the attach, mapping and validating the job table (proportional to the table), one
+//!   Get. The reader's unmapping is not timed.
 //!
 //! Shared bytes per rank are printed on stderr (`bytes_per_rank M=...`).
 
@@ -89,6 +93,22 @@ fn get(c: &mut Criterion) {
                     )
                     .unwrap(),
                 );
+            })
+        });
+        c.bench_function(&format!("attach_{ranks}_1"), |b| {
+            b.iter_with_large_drop(|| Reader::attach(w.path()).unwrap())
+        });
+        c.bench_function(&format!("attach_first_get_{ranks}_1"), |b| {
+            b.iter_with_large_drop(|| {
+                let r = Reader::attach(w.path()).unwrap();
+                {
+                    let pin = r.pin();
+                    let t = r.table(&pin, "bench", part::DATA).unwrap();
+                    let size =
+                        jobdata::get(t, Some(1), TargetRank::Wildcard, "pmix.job.size", &none);
+                    black_box(size.unwrap());
+                }
+                r
             })
         });
         let mut x = 0x9e37_79b9_7f4a_7c15u64;

@@ -9,9 +9,11 @@
 //!   applies a built batch and publishes it (apply + encode into the new file + commit);
 //!   `build_publish_<N>_<bytes>_1` is both, end to end. 1M x 64 B, and 10k x 64 KiB (reported
 //!   as bytes/s of cards).
-//! - `get_card_copy_<N>_<bytes>_1` / `get_card_pointer_...`: PMIx_Get of a random process's card
-//!   after the fence: copied out (an owned value) or pointed to in the mapping (zero copy),
-//!   pin per call, 64 B / 512 B / 4 KiB.
+//! - `get_card_copy_<N>_<bytes>_1` / `get_card_static_...` / `get_card_pointer_...`: PMIx_Get of
+//!   a random process's card after the fence, in PMIx's three return modes: copied out (a new
+//!   owned value: the default), copied into storage the caller owns and reuses
+//!   (PMIX_GET_STATIC_VALUES: no allocation) or pointed to in the mapping
+//!   (PMIX_GET_POINTER_VALUES: zero copy); pin per call, 64 B / 512 B / 4 KiB.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -118,6 +120,18 @@ fn get(c: &mut Criterion) {
                 let v =
                     modex::get(t, TargetRank::Rank(next()), "btl.tcp.card", false, None).unwrap();
                 black_box(v.as_bytes().unwrap().to_vec());
+            })
+        });
+        let mut mine = Vec::with_capacity(bytes);
+        c.bench_function(&format!("get_card_static_{N}_{bytes}_1"), |b| {
+            b.iter(|| {
+                let pin = r.pin();
+                let t = r.table(&pin, "bench", part::POSTED).unwrap();
+                let v =
+                    modex::get(t, TargetRank::Rank(next()), "btl.tcp.card", false, None).unwrap();
+                mine.clear();
+                mine.extend_from_slice(v.as_bytes().unwrap());
+                black_box(&mine);
             })
         });
     }
