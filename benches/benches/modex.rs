@@ -104,37 +104,32 @@ fn get(c: &mut Criterion) {
             rshm_benches::xorshift(&mut x);
             (x % N as u64) as u32
         };
+        // The three return modes differ only in what they do with the card's bytes.
         c.bench_function(&format!("get_card_pointer_{N}_{bytes}_1"), |b| {
-            b.iter(|| {
-                let pin = r.pin();
-                let t = r.table(&pin, "bench", part::POSTED).unwrap();
-                let v =
-                    modex::get(t, TargetRank::Rank(next()), "btl.tcp.card", false, None).unwrap();
-                black_box(v.as_bytes().unwrap());
-            })
+            b.iter(|| with_card(&r, next(), |card| black_box(card).len()))
         });
         c.bench_function(&format!("get_card_copy_{N}_{bytes}_1"), |b| {
-            b.iter(|| {
-                let pin = r.pin();
-                let t = r.table(&pin, "bench", part::POSTED).unwrap();
-                let v =
-                    modex::get(t, TargetRank::Rank(next()), "btl.tcp.card", false, None).unwrap();
-                black_box(v.as_bytes().unwrap().to_vec());
-            })
+            b.iter(|| with_card(&r, next(), |card| black_box(card.to_vec()).len()))
         });
         let mut mine = Vec::with_capacity(bytes);
         c.bench_function(&format!("get_card_static_{N}_{bytes}_1"), |b| {
             b.iter(|| {
-                let pin = r.pin();
-                let t = r.table(&pin, "bench", part::POSTED).unwrap();
-                let v =
-                    modex::get(t, TargetRank::Rank(next()), "btl.tcp.card", false, None).unwrap();
-                mine.clear();
-                mine.extend_from_slice(v.as_bytes().unwrap());
-                black_box(&mine);
+                with_card(&r, next(), |card| {
+                    mine.clear();
+                    mine.extend_from_slice(card);
+                    black_box(&mine).len()
+                })
             })
         });
     }
+}
+
+/// PMIx_Get of `rank`'s card (pin per call), handed to `f` as the bytes in the mapping.
+fn with_card(r: &Reader, rank: u32, f: impl FnOnce(&[u8]) -> usize) -> usize {
+    let pin = r.pin();
+    let t = r.table(&pin, "bench", part::POSTED).unwrap();
+    let v = modex::get(t, TargetRank::Rank(rank), "btl.tcp.card", false, None).unwrap();
+    f(v.as_bytes().unwrap())
 }
 
 criterion_group!(benches, get, publish, fence_batch);
