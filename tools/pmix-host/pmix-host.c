@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1112,9 +1113,22 @@ int main(int argc, char **argv)
      * libpmix's copies of the job hold much of the machine's memory). */
     if (rshm_lib) {
         rshm_load(rshm_lib, tmpdir, me->name);
+        struct rusage u0, u1;
+        getrusage(RUSAGE_SELF, &u0);
         long long r0 = now_us();
         rshm_check(rshm.reg(rshm.h, job.nspace, me->nranks, reg.v, reg.n), "register_nspace");
-        fprintf(stderr, "pmix-host: rshm_register_nspace_us=%lld\n", now_us() - r0);
+        long long us = now_us() - r0;
+        getrusage(RUSAGE_SELF, &u1);
+        fprintf(stderr, "pmix-host: rshm_register_nspace_us=%lld\n", us);
+        /* page faults of the process during rshm's registration (its threads': the fresh pages
+         * it wrote) and the CPU time of all its threads: on a VM a fresh page can cost more
+         * than the work done in it */
+        fprintf(stderr, "pmix-host: rshm_register_minflt=%ld cpu_us=%lld\n",
+                u1.ru_minflt - u0.ru_minflt,
+                (long long) (u1.ru_utime.tv_sec - u0.ru_utime.tv_sec + u1.ru_stime.tv_sec -
+                             u0.ru_stime.tv_sec) * 1000000LL +
+                    (u1.ru_utime.tv_usec - u0.ru_utime.tv_usec + u1.ru_stime.tv_usec -
+                     u0.ru_stime.tv_usec));
     }
     waiter_t w = WAITER_INIT;
     long long t0 = now_us();

@@ -334,6 +334,29 @@ fn table(cells: &[Cell]) -> String {
     t
 }
 
+/// The direct column's registration: time, the host's page faults and CPU time meanwhile.
+fn register_lines(cells: &[Cell]) -> String {
+    let mut t = String::new();
+    for c in cells.iter().filter(|c| c.col == Col::Direct) {
+        let Some(o) = c.ok() else { continue };
+        let (Some(us), Some(faults), Some(cpu)) = (
+            o.register_us,
+            o.rshm_register_faults,
+            o.rshm_register_cpu_us,
+        ) else {
+            continue;
+        };
+        let _ = writeln!(
+            t,
+            "{:>5} {}, {} CPU, {faults} page faults",
+            fmt_m(c.m),
+            fmt_ns(us * 1e3),
+            fmt_ns(cpu * 1e3)
+        );
+    }
+    t
+}
+
 /// The direct column's attach time (`rshm_client_attach` alone), per M.
 fn attach_lines(cells: &[Cell]) -> String {
     let mut t = String::new();
@@ -520,9 +543,11 @@ fn json(a: &Args, cells: &[Cell], notes: &[String], meta: &[(String, String)]) -
                     .collect();
                 let _ = write!(
                     j,
-                    "\"status\": \"ok\", \"register_us\": {}, \"libpmix_register_us\": {}, \"init_plus_first_get_us\": {}, \"init_plus_first_get_max_us\": {}, \"get\": {{{}}}, \"fence_us\": {}, \"shared_bytes\": {}, \"rshm_store_bytes\": {}, \"private_bytes_per_client\": {}, \"gds_answered\": {}, \"gds_passed\": {}, \"wall_s\": {}, \"notes\": [{}],\n      \"per_client\": [{}]}}",
+                    "\"status\": \"ok\", \"register_us\": {}, \"libpmix_register_us\": {}, \"rshm_register_faults\": {}, \"rshm_register_cpu_us\": {}, \"init_plus_first_get_us\": {}, \"init_plus_first_get_max_us\": {}, \"get\": {{{}}}, \"fence_us\": {}, \"shared_bytes\": {}, \"rshm_store_bytes\": {}, \"private_bytes_per_client\": {}, \"gds_answered\": {}, \"gds_passed\": {}, \"wall_s\": {}, \"notes\": [{}],\n      \"per_client\": [{}]}}",
                     jnum(o.register_us),
                     jnum(o.libpmix_register_us),
+                    jnum(o.rshm_register_faults.map(|v| v as f64)),
+                    jnum(o.rshm_register_cpu_us),
                     jnum(c.init_us()),
                     jnum(c.init_max_us()),
                     gets.join(", "),
@@ -796,6 +821,13 @@ fn main() {
         }
     );
     print!("{tab}");
+    let reg = register_lines(&cells);
+    if !reg.is_empty() {
+        println!(
+            "\nrshm_server_register_nspace (direct column): time, in CPU time of the host's threads, and the host's page faults meanwhile"
+        );
+        print!("{reg}");
+    }
     let att = attach_lines(&cells);
     if !att.is_empty() {
         println!("\nrshm_client_attach alone (direct column, without dlopen): median / slowest client\n{att}");

@@ -144,6 +144,10 @@ pub struct Outcome {
     pub register_us: Option<f64>,
     /// libpmix's PMIx_server_register_nspace time in the same run (µs)
     pub libpmix_register_us: Option<f64>,
+    /// rshm's registration (direct, preload): page faults of the host process during it, and
+    /// the CPU time of all its threads (µs): a fresh page is a fault, and on a VM a costly one
+    pub rshm_register_faults: Option<u64>,
+    pub rshm_register_cpu_us: Option<f64>,
     pub clients: Vec<Client>,
     /// bytes of shared store files (rshm store + libpmix's files under the tmpdir)
     pub shared_bytes: Option<u64>,
@@ -394,6 +398,17 @@ fn parse(col: Col, out: &str, err: &str, plan: &Plan) -> Result<Outcome, String>
         .find_map(|l| l.strip_prefix("pmix-host: rshm_register_nspace_us="))
         .and_then(|v| v.trim().parse::<f64>().ok());
     o.libpmix_register_us = pmix_reg;
+    if let Some(l) = err
+        .lines()
+        .find_map(|l| l.strip_prefix("pmix-host: rshm_register_minflt="))
+    {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        o.rshm_register_faults = f.first().and_then(|v| v.parse().ok());
+        o.rshm_register_cpu_us = f
+            .iter()
+            .find_map(|v| v.strip_prefix("cpu_us="))
+            .and_then(|v| v.parse().ok());
+    }
     o.register_us = match col {
         Col::Direct | Col::Preload => rshm_reg,
         _ => pmix_reg,
@@ -527,9 +542,12 @@ mod tests {
                    du 0 $RSHM_STORE bytes=4096 size=100 files=1 path=/dev/shm/rshm-1-2\n\
                    du 0 /dev/shm/scale-pmixhost-1 bytes=8192 size=8192 files=1 path=/dev/shm/scale-pmixhost-1\n\
                    stats 0 init_us=250 first_get_us=17 fence_us=-1 rss_anon_kb=428 rss_shmem_kb=48 rss_file_kb=1 pss_kb=900 pss_anon_kb=428 pss_shmem_kb=11 vmhwm_kb=3\n";
-        let err = "pmix-host: register_nspace_us=900\npmix-host: rshm_register_nspace_us=300\n";
+        let err = "pmix-host: register_nspace_us=900\npmix-host: rshm_register_nspace_us=300\n\
+                   pmix-host: rshm_register_minflt=1234 cpu_us=450\n";
         let o = parse(Col::Direct, out, err, &plan).unwrap();
         assert_eq!(o.register_us, Some(300.0));
+        assert_eq!(o.rshm_register_faults, Some(1234));
+        assert_eq!(o.rshm_register_cpu_us, Some(450.0));
         assert_eq!(o.shared_bytes, Some(8192 + 4096));
         assert_eq!(o.clients[0].get[1], Some((150.0, 300.0)));
         assert_eq!(o.clients[0].fence_us, None);
