@@ -2,7 +2,8 @@
 //! model-checked atomics (see loom-tests/); otherwise on the hardware's.
 //!
 //! Only [`crate::protocol`] and the `raw` module (which casts mapped bytes to these types) use
-//! them. Loom atomics cannot live in mapped bytes, so under `gds_loom` the mapping code is not
+//! them, and, outside any protocol step, a registration's read-ahead threads, which store proc
+//! column values through `raw::shared_u32s` (Relaxed: the thread scope orders them). Loom atomics cannot live in mapped bytes, so under `gds_loom` the mapping code is not
 //! built and the protocol is exercised on heap-allocated words instead.
 //!
 //! The epoch scheme that retires a client's old snapshots (steps C1/C2, `raw::SnapshotCell`)

@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+use std::collections::hash_map::Entry as MapEntry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::RangeInclusive;
@@ -247,6 +248,65 @@ impl TableBuilder {
         }
     }
 
+    /// Room for `entries` more entries, `keys` more keys and `bytes` more bytes of values:
+    /// a builder filled in one go (a registration) reserves what it will hold instead of
+    /// growing by doubling, each doubling a copy into fresh pages.
+    pub fn reserve(&mut self, entries: usize, keys: usize, bytes: usize) {
+        self.entries.reserve(entries);
+        self.key_ids.reserve(keys);
+        self.keys.reserve(keys);
+        if self.arenas.is_empty() {
+            self.arenas.push(Vec::new());
+        }
+        self.arenas[0].reserve(bytes);
+    }
+
+    /// Every proc column, moved out for a registration's read-ahead to fill on several
+    /// threads, each value stored inverted (`!v`: zero is absent), so that an absent column
+    /// is allocated zeroed (if `allocate`, else left empty) and its pages are faulted in by
+    /// the threads that fill them, not all up front by this one. Returns the mask of those
+    /// that were present. Give them back with [`TableBuilder::put_columns`].
+    pub(crate) fn take_columns(&mut self, allocate: bool) -> ([Vec<u32>; COLUMNS.len()], u32) {
+        let ranks = if allocate { self.ranks as usize } else { 0 };
+        let mut present = 0;
+        let cols = std::array::from_fn(|c| match self.columns[c].take() {
+            Some(mut col) => {
+                present |= 1 << c;
+                col.iter_mut().for_each(|v| *v = !*v);
+                col
+            }
+            None => vec![0; ranks],
+        });
+        (cols, present)
+    }
+
+    /// The columns [`TableBuilder::take_columns`] took (inverted), those in `keep` kept (the
+    /// others are all-absent). Their values are proc values stored without an entry's
+    /// eviction: the caller stored none of these keys as entries of a proc meanwhile.
+    pub(crate) fn put_columns(&mut self, cols: [Vec<u32>; COLUMNS.len()], keep: u32) {
+        for (c, mut col) in cols.into_iter().enumerate() {
+            debug_assert!(self.columns[c].is_none());
+            if keep & (1 << c) != 0 {
+                debug_assert_eq!(col.len(), self.ranks as usize);
+                col.iter_mut().for_each(|v| *v = !*v);
+                self.columns[c] = Some(col);
+            }
+        }
+    }
+
+    /// [`TableBuilder::insert_column`] unless the rank's column value is there already: a value
+    /// derived from the maps, which any value the host gave overrides.
+    pub(crate) fn insert_column_if_absent(&mut self, c: usize, rank: u32, v: u32) -> Result<()> {
+        let given = rank < self.ranks
+            && self.columns[c]
+                .as_ref()
+                .is_some_and(|col| col[rank as usize] != u32::MAX);
+        if given {
+            return Ok(());
+        }
+        self.insert_column(c, rank, v)
+    }
+
     /// Insert or replace the value of `key` in `realm`.
     pub fn insert(&mut self, realm: Realm, key: &str, value: &Value) -> Result<()> {
         if let (Realm::Proc(r), Some(c)) = (realm, column_of(key)) {
@@ -348,19 +408,25 @@ impl TableBuilder {
         if self.arenas.is_empty() {
             self.arenas.push(Vec::new());
         }
-        let arena = &mut self.arenas[0];
-        let loc = arena.len() as u64;
-        arena.extend_from_slice(bytes);
-        let replaced = match self
-            .entries
-            .insert((class, id, kid), (flags, loc, bytes.len()))
-        {
-            Some((_, _, old)) => {
-                self.garbage += old;
+        let arena_len = self.arenas[0].len() as u64;
+        let replaced = match self.entries.entry((class, id, kid)) {
+            MapEntry::Occupied(mut e) => {
+                let (old_flags, old_loc, old_len) = *e.get();
+                // The same value again (a registration's node arrays repeat what the maps
+                // gave): kept where it is, no copy to throw away.
+                if old_flags == flags && value_in(&self.arenas, old_loc, old_len) == bytes {
+                    return Ok(());
+                }
+                e.insert((flags, arena_len, bytes.len()));
+                self.garbage += old_len;
                 true
             }
-            None => !new_key && self.kill_bulk(class, id, kid),
+            MapEntry::Vacant(e) => {
+                e.insert((flags, arena_len, bytes.len()));
+                !new_key && self.kill_bulk(class, id, kid)
+            }
         };
+        self.arenas[0].extend_from_slice(bytes);
         if replaced {
             self.compact_if_wasteful();
         }
@@ -838,6 +904,8 @@ fn fill_index(slots: &mut [u8], homes: &[u32]) {
 
 /// Records of the entry region written per chunk: 192 KiB, written while in cache.
 const ENTRY_CHUNK: usize = 8192;
+/// Ranks of a proc column [`Layout::write`] converts per write.
+const COLUMN_CHUNK: usize = 16384;
 /// Pieces per gathered write of values (IOV_MAX is 1024 on Linux).
 const MAX_PIECES: usize = 1024;
 /// Zeros for the padding between values.
@@ -1017,22 +1085,27 @@ impl Layout<'_> {
         out.write_at(self.entry_index_off, &index)?;
         drop(index);
 
-        // Proc columns, present ones in column order, each 8-aligned.
-        let mut cols = Vec::new();
+        // Proc columns, present ones in column order, each 8-aligned, written a chunk at a
+        // time from one small buffer: at 1M ranks a buffer of all of them would be 20 MB of
+        // fresh pages, each a page fault, for one copy.
+        let mut off = self.columns_off;
+        let mut buf = Vec::with_capacity(COLUMN_CHUNK * 4);
         for (c, col) in b.columns.iter().enumerate() {
             let Some(col) = col else { continue };
-            cols.resize(cols.len().next_multiple_of(REGION_ALIGN), 0);
-            match COLUMNS[c].kind {
-                ColumnKind::Uint16 => col
-                    .iter()
-                    .for_each(|&v| cols.extend_from_slice(&(v as u16).to_ne_bytes())),
-                ColumnKind::Uint32 | ColumnKind::ProcRank => col
-                    .iter()
-                    .for_each(|&v| cols.extend_from_slice(&v.to_ne_bytes())),
+            off = off.next_multiple_of(REGION_ALIGN);
+            for part in col.chunks(COLUMN_CHUNK) {
+                buf.clear();
+                match COLUMNS[c].kind {
+                    ColumnKind::Uint16 => part
+                        .iter()
+                        .for_each(|&v| buf.extend_from_slice(&(v as u16).to_ne_bytes())),
+                    ColumnKind::Uint32 | ColumnKind::ProcRank => part
+                        .iter()
+                        .for_each(|&v| buf.extend_from_slice(&v.to_ne_bytes())),
+                }
+                out.write_at(off, &buf)?;
+                off += buf.len();
             }
-        }
-        if !cols.is_empty() {
-            out.write_at(self.columns_off, &cols)?;
         }
         Ok(())
     }

@@ -14,7 +14,8 @@ use super::maps::{parse_node_map, parse_proc_map};
 use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
 use crate::layout::{ColumnKind, Realm, COLUMNS, ENTRY_RAW_BYTES, NODEID_COLUMN};
-use crate::raw::prefetch;
+use crate::raw::{prefetch, shared_u32s};
+use crate::sync::{AtomicU32, Ordering};
 use crate::table::{
     byte_order, check_key, column_value, last_wins, run_loc, value_in, BulkEntry, SortedRun,
     TableBuilder,
@@ -232,14 +233,16 @@ fn required_number<'a, I: RegInfo + 'a>(
 }
 
 impl<'a, I: RegInfo + 'a> Layout<'a, I> {
-    fn new() -> Self {
+    /// For a top-level array of `n` infos: nearly all of them proc arrays at scale, a list
+    /// reserved once rather than grown (each doubling a copy into fresh pages).
+    fn new(n: usize) -> Self {
         Layout {
             session_id: None,
             hosts: Vec::new(),
             per_node: Vec::new(),
             node_arrays: Vec::new(),
             registered_size: None,
-            proc_arrays: Vec::new(),
+            proc_arrays: Vec::with_capacity(n),
             ops: Vec::new(),
         }
     }
@@ -361,18 +364,39 @@ impl Nodes<'_> {
 #[derive(Clone, Copy, Debug)]
 enum ProcRead {
     /// The common case: every element the rank (once), a proc column key with a value of its
-    /// column's type, a hostname (once), or another key. The column values (`u32::MAX`: not
-    /// given), and how many of the block's extras (the other keys' values, and a hostname that
-    /// is not the node's, archived, in array order: [`BlockExtras`]) are this array's.
-    Columns {
-        rank: u32,
-        cols: [u32; COLUMNS.len()],
-        extras: u32,
-    },
+    /// column's type, a hostname (once), or another key. The column values are stored in the
+    /// columns already; how many of the block's extras (the other keys' values, and a hostname
+    /// that is not the node's, archived, in array order: [`BlockExtras`]) are this array's.
+    Columns { rank: u32, extras: u32 },
     /// Anything else (a repeated rank or hostname, a column key of another type, a rank past
     /// the columns, anything malformed): pass 2 walks the array itself, and finds the error if
     /// there is one.
     General,
+}
+
+/// A [`ProcRead`] as the read-ahead stores it: all zeros is [`ProcRead::General`], else the
+/// rank + 1 and the extras count. Zeros so that the million of them come from `calloc`: pages
+/// the reading threads fault in as they fill them, not the calling thread up front.
+type PackedRead = [u32; 2];
+
+impl ProcRead {
+    fn pack(self) -> PackedRead {
+        match self {
+            // A read rank is below the job's size, a u32: rank + 1 fits.
+            ProcRead::Columns { rank, extras } => [rank + 1, extras],
+            ProcRead::General => [0, 0],
+        }
+    }
+
+    fn unpack(p: &PackedRead) -> ProcRead {
+        match p[0] {
+            0 => ProcRead::General,
+            r => ProcRead::Columns {
+                rank: r - 1,
+                extras: p[1],
+            },
+        }
+    }
 }
 
 /// A proc array's element, as the read-ahead sorts it.
@@ -420,6 +444,10 @@ struct BlockReader<'x, 'a, I> {
     block: &'x mut BlockExtras,
     /// The elements of the array being read that become extras.
     scratch: &'x mut Vec<&'a I>,
+    /// The proc columns, shared by the reading threads (each `ranks` long, values inverted).
+    cols: &'x [&'x [AtomicU32]; COLUMNS.len()],
+    /// The columns this thread stored a value into.
+    given: u32,
 }
 
 impl<'a, I: RegInfo> BlockReader<'_, 'a, I> {
@@ -431,11 +459,20 @@ impl<'a, I: RegInfo> BlockReader<'_, 'a, I> {
         let read = read_columns(info, nodes, ranks, self.scratch)
             .and_then(|(rank, cols)| self.archive(rank).map(|()| (rank, cols)));
         match read {
-            Some((rank, cols)) => ProcRead::Columns {
-                rank,
-                cols,
-                extras: (self.block.entries.len() - entries) as u32,
-            },
+            Some((rank, cols)) => {
+                for (c, &v) in cols.iter().enumerate() {
+                    if v != u32::MAX {
+                        // In the columns' bounds: read_columns keeps ranks below `ranks`.
+                        // Inverted, as `TableBuilder::take_columns` hands them out.
+                        self.cols[c][rank as usize].store(!v, Ordering::Relaxed);
+                        self.given |= 1 << c;
+                    }
+                }
+                ProcRead::Columns {
+                    rank,
+                    extras: (self.block.entries.len() - entries) as u32,
+                }
+            }
             None => {
                 self.block.entries.truncate(entries);
                 self.arena.truncate(bytes);
@@ -529,9 +566,11 @@ const READ_THREADS: usize = 4;
 /// What the read-ahead read: a [`ProcRead`] per proc array, per block the extras its
 /// [`ProcRead::Columns`] count (in order), and per thread the arena of their values.
 struct ReadAhead {
-    reads: Vec<ProcRead>,
+    reads: Vec<PackedRead>,
     extras: Vec<BlockExtras>,
     arenas: Vec<Vec<u8>>,
+    /// The columns a [`ProcRead::Columns`] stored a value into.
+    given: u32,
 }
 
 impl ReadAhead {
@@ -541,7 +580,7 @@ impl ReadAhead {
     fn mergeable(&self, ranks: u32) -> bool {
         let mut seen = vec![0u64; (ranks as usize).div_ceil(64)];
         for read in &self.reads {
-            let ProcRead::Columns { rank, .. } = *read else {
+            let ProcRead::Columns { rank, .. } = ProcRead::unpack(read) else {
                 return false;
             };
             let (word, bit) = (rank as usize / 64, 1u64 << (rank % 64));
@@ -596,10 +635,12 @@ impl ReadAhead {
 fn read_ahead<I: RegInfo, R>(
     procs: &[&I],
     nodes: &Nodes,
+    cols: &mut [Vec<u32>; COLUMNS.len()],
     ranks: u32,
     beside: impl FnOnce() -> R,
 ) -> (ReadAhead, R) {
-    let mut reads = vec![ProcRead::General; procs.len()];
+    let mut reads: Vec<PackedRead> = vec![[0; 2]; procs.len()];
+    let cols = cols.each_mut().map(|c| shared_u32s(c));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let helpers = if procs.len() > READ_BLOCK {
         threads.min(READ_THREADS) - 1
@@ -609,7 +650,7 @@ fn read_ahead<I: RegInfo, R>(
     let blocks = Mutex::new(reads.chunks_mut(READ_BLOCK).enumerate());
     let extras = Mutex::new(Vec::new());
     let read = |thread: usize| {
-        let (mut arena, mut scratch) = (Vec::new(), Vec::new());
+        let (mut arena, mut scratch, mut given) = (Vec::new(), Vec::new(), 0);
         loop {
             let next = blocks.lock().unwrap_or_else(PoisonError::into_inner).next();
             let Some((b, out)) = next else {
@@ -621,6 +662,8 @@ fn read_ahead<I: RegInfo, R>(
                 arena: &mut arena,
                 block: &mut block,
                 scratch: &mut scratch,
+                cols: &cols,
+                given,
             };
             // Ahead of the walk runs into the next block: no stall at a block's start.
             let from = &procs[b * READ_BLOCK..];
@@ -637,14 +680,15 @@ fn read_ahead<I: RegInfo, R>(
                 if let Some(i) = ahead_elems.next() {
                     i.prefetch(Ahead::Elements);
                 }
-                *out = reader.proc(*info, nodes, ranks);
+                *out = reader.proc(*info, nodes, ranks).pack();
             }
+            given = reader.given;
             if !block.entries.is_empty() {
                 let mut all = extras.lock().unwrap_or_else(PoisonError::into_inner);
                 all.push((b, block));
             }
         }
-        arena
+        (arena, given)
     };
     let (arenas, r) = std::thread::scope(|s| {
         // A thread that cannot be started (a process at its thread limit) is done without: the
@@ -657,13 +701,17 @@ fn read_ahead<I: RegInfo, R>(
             .collect();
         let r = beside();
         let mut arenas = vec![Vec::new(); helpers + 1];
-        arenas[0] = read(0);
+        let (arena, mut given) = read(0);
+        arenas[0] = arena;
         for (t, h) in started {
             // A reading thread does not panic but by a bug; pass it on.
-            arenas[t] = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let (arena, g) = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            arenas[t] = arena;
+            given |= g;
         }
-        (arenas, r)
+        (arenas, (r, given))
     });
+    let (r, given) = r;
     let mut per_block: Vec<BlockExtras> = (0..reads.len().div_ceil(READ_BLOCK))
         .map(|_| BlockExtras::default())
         .collect();
@@ -675,6 +723,7 @@ fn read_ahead<I: RegInfo, R>(
             reads,
             extras: per_block,
             arenas,
+            given,
         },
         r,
     )
@@ -742,19 +791,24 @@ impl Apply<'_> {
         t: &mut TableBuilder,
         procs: &[&I],
         ahead: ReadAhead,
+        ranks: u32,
     ) -> Result<()> {
         let value = |loc: u64, len: u32| value_in(&ahead.arenas, loc, len as usize);
+        let mut scratch = Vec::new();
         for (b, block) in ahead.reads.chunks(READ_BLOCK).enumerate() {
             let extras = &ahead.extras[b];
             let mut entries = extras.entries.iter();
             for (read, info) in block.iter().zip(&procs[b * READ_BLOCK..]) {
-                match *read {
-                    ProcRead::Columns {
-                        rank,
-                        cols,
-                        extras: n,
-                    } => {
-                        set_row(t, rank, &cols);
+                match ProcRead::unpack(read) {
+                    ProcRead::Columns { rank, extras: n } => {
+                        // The read-ahead stored the columns in no particular order: again, in
+                        // this one (read as the read-ahead read them, so the same values).
+                        scratch.clear();
+                        if let Some((_, cols)) =
+                            read_columns(*info, &self.nodes, ranks, &mut scratch)
+                        {
+                            set_row(t, rank, &cols);
+                        }
                         for e in entries.by_ref().take(n as usize) {
                             let key = &extras.keys[e.kid as usize];
                             t.insert_stored(Realm::Proc(rank), key, e.flags, value(e.loc, e.len))?;
@@ -838,29 +892,13 @@ fn derive(
             &Value::Uint32(i as u32),
         )?;
     }
-    let column = |key| TableBuilder::column_index(key).expect("a proc column key");
-    let (lrank, nrank, nodeid) = (
-        column(keys::LOCAL_RANK),
-        column(keys::NODE_RANK),
-        column(keys::NODEID),
-    );
+    // A node's local ranks are uint16s (derive_columns counts on this check).
+    if per_node.iter().any(|n| n.len() > 1 << 16) {
+        return Err(bad("more than 65535 ranks on a node".into()));
+    }
     for (i, ranks) in per_node.iter().enumerate() {
         let node = i as u32;
-        // The process map lists a node's ranks in order, as a rule.
-        let sorted: Cow<[u32]> = if ranks.is_sorted() {
-            Cow::Borrowed(ranks)
-        } else {
-            let mut s = ranks.clone();
-            s.sort_unstable();
-            Cow::Owned(s)
-        };
-        for (local, &r) in sorted.iter().enumerate() {
-            let local =
-                u16::try_from(local).map_err(|_| bad("more than 65535 ranks on a node".into()))?;
-            t.insert_column(lrank, r, local.into())?;
-            t.insert_column(nrank, r, local.into())?;
-            t.insert_column(nodeid, r, node)?;
-        }
+        let sorted = sorted_ranks(ranks);
         let Some(&leader) = sorted.first() else {
             continue;
         };
@@ -881,6 +919,39 @@ fn derive(
             t.insert(Realm::Job, keys::LOCAL_SIZE, &size)?;
             t.insert(Realm::Job, keys::LOCALLDR, &Value::ProcRank(leader))?;
             t.insert(Realm::Job, keys::LOCAL_PEERS, &peers)?;
+        }
+    }
+    Ok(())
+}
+
+/// A node's ranks in order (the process map lists them so, as a rule).
+fn sorted_ranks(ranks: &[u32]) -> Cow<'_, [u32]> {
+    if ranks.is_sorted() {
+        Cow::Borrowed(ranks)
+    } else {
+        let mut s = ranks.to_vec();
+        s.sort_unstable();
+        Cow::Owned(s)
+    }
+}
+
+/// The per-rank keys OpenPMIx 4.2.2 answers from the process map alone: each rank's local and
+/// node rank and node id (docs/jobdata.md), into the proc columns where no value is yet.
+fn derive_columns(t: &mut TableBuilder, per_node: &[Vec<u32>]) -> Result<()> {
+    let column = |key| TableBuilder::column_index(key).expect("a proc column key");
+    let (lrank, nrank, nodeid) = (
+        column(keys::LOCAL_RANK),
+        column(keys::NODE_RANK),
+        column(keys::NODEID),
+    );
+    for (i, ranks) in per_node.iter().enumerate() {
+        let node = i as u32;
+        for (local, &r) in sorted_ranks(ranks).iter().enumerate() {
+            // Below 65536: `derive` refused larger nodes.
+            let local = local as u32;
+            t.insert_column_if_absent(lrank, r, local)?;
+            t.insert_column_if_absent(nrank, r, local)?;
+            t.insert_column_if_absent(nodeid, r, node)?;
         }
     }
     Ok(())
@@ -910,7 +981,7 @@ pub fn build<I: RegInfo>(
     local_host: Option<&str>,
     infos: &[I],
 ) -> Result<(TableBuilder, JobSummary)> {
-    let mut l = Layout::new();
+    let mut l = Layout::new(infos.len());
     l.scan(infos.iter(), false)?;
     let (hosts, per_node) = (&l.hosts, &l.per_node);
     if !per_node.is_empty() && !hosts.is_empty() && per_node.len() != hosts.len() {
@@ -932,6 +1003,14 @@ pub fn build<I: RegInfo>(
     };
 
     let mut t = TableBuilder::with_ranks(job_size);
+    // What derive and the node arrays store, about: per node its id, hostname, sizes, leader
+    // and name lookup (the meta key), and its peers list (~7 bytes a rank).
+    let nodes = hosts.len().max(per_node.len()).max(l.node_arrays.len());
+    t.reserve(
+        nodes * 8 + 64,
+        nodes + 64,
+        job_size as usize * 8 + nodes * 64,
+    );
     let session_id = l.session_id.unwrap_or(0);
     t.insert(Realm::Meta, meta::SESSION_ID, &Value::Uint32(session_id))?;
 
@@ -1002,7 +1081,8 @@ pub fn build<I: RegInfo>(
     // The proc arrays are read on other threads meanwhile: they only write the proc realm, which
     // nothing else here writes but the derived columns, which they override (applied last).
     // Errors come in pass 2's order, the proc arrays' after the others'.
-    let (ahead, done) = read_ahead(&l.proc_arrays, &apply.nodes, job_size, || {
+    let (mut cols, present) = t.take_columns(!l.proc_arrays.is_empty());
+    let (ahead, done) = read_ahead(&l.proc_arrays, &apply.nodes, &mut cols, job_size, || {
         derive(&mut t, hosts, per_node, job_size, local_nodeid)?;
         // What the host registered overrides what was derived.
         for &(info, session) in &l.ops {
@@ -1010,21 +1090,20 @@ pub fn build<I: RegInfo>(
         }
         Ok::<_, Error>(())
     });
+    t.put_columns(cols, present | ahead.given);
     done?;
+    // The maps' per-rank values where the proc arrays read ahead gave none (the arrays left to
+    // the ordered walk below override them as well).
+    derive_columns(&mut t, per_node)?;
     if ahead.mergeable(job_size) {
-        // One array per rank: the columns, then the extras as one run (other keys than the
-        // columns', so their order does not matter).
-        for read in &ahead.reads {
-            if let ProcRead::Columns { rank, cols, .. } = *read {
-                set_row(&mut t, rank, &cols);
-            }
-        }
+        // One array per rank: the columns are stored, the extras go in as one run (other
+        // keys than the columns', so their order does not matter).
         if ahead.extras.iter().any(|b| !b.entries.is_empty()) {
             t.merge_run(ahead.into_run(), PROC_CLASS..=PROC_CLASS)?;
         }
     } else {
         // In document order, one by one (a rank's later array overrides its earlier one).
-        apply.in_order(&mut t, &l.proc_arrays, ahead)?;
+        apply.in_order(&mut t, &l.proc_arrays, ahead, job_size)?;
     }
     let nodes = node_ids.len() as u32;
     Ok((

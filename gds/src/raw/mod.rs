@@ -6,6 +6,7 @@
 //! - `snapshot`: the client's snapshot pointer and the retirement of old snapshots (C1/C2),
 //!   built under `gds_loom` too, so loom-tests checks this very code.
 //! - [`prefetch`]: a cache hint, for walks over memory the hardware prefetcher cannot follow.
+//! - [`shared_u32s`]: a slice of numbers that several threads of a registration may store into.
 
 #[cfg(not(gds_loom))]
 mod map;
@@ -27,4 +28,17 @@ pub fn prefetch<T>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// `s` as atomics, for the threads of a registration's read-ahead to store proc column values
+/// into at once (two proc arrays may name the same rank: plain stores would race). Relaxed
+/// stores compile to plain ones; the scope that joins the threads orders them before the
+/// caller reads `s` again.
+#[cfg(not(gds_loom))]
+#[inline]
+pub fn shared_u32s(s: &mut [u32]) -> &[crate::sync::AtomicU32] {
+    // SAFETY: AtomicU32 has the same size, alignment and bit validity as u32 (its documented
+    // representation); the exclusive borrow of `s` lasts as long as the returned shared one, so
+    // nothing reads or writes the numbers but through these atomics meanwhile.
+    unsafe { &*(s as *mut [u32] as *const [crate::sync::AtomicU32]) }
 }
