@@ -12,6 +12,7 @@
 //! - `raw`: the only `unsafe` code: mappings, atomics in mapped bytes, unchecked archive access,
 //!   epoch-protected snapshots (the only part built under `gds_loom`).
 //! - `dir`: the store directory: naming, safe creation, ownership, sweeping dead stores.
+//! - `prefault`: page faults of large new buffers taken ahead on another core.
 //! - `table`, `root`: encoding and lookup of the two immutable segment kinds.
 //! - `writer`, `reader`: the public store API.
 
@@ -33,6 +34,8 @@ mod bytes;
 pub mod check;
 #[cfg(not(gds_loom))]
 mod dir;
+#[cfg(not(gds_loom))]
+mod prefault;
 mod raw;
 #[cfg(not(gds_loom))]
 mod reader;

@@ -14,6 +14,7 @@ use crate::layout::{
     Header, Kind, BYTE_ORDER_MARK, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, MAGIC, STATE_OFF,
     VALUE_FORMAT,
 };
+use crate::prefault::Prefault;
 use crate::protocol;
 use crate::raw::{atomic_u32, RoMap, RwMap};
 
@@ -185,7 +186,25 @@ pub fn create_streamed(
 ) -> Result<()> {
     let fd = dir.create_file(name, len as u64, own)?;
     let result = (|| {
+        // A large file's pages are new memory: faulted in through a mapping on another core
+        // from the end while `fill` writes from the start (the mapping outlives the thread).
+        // Only a help: a mapping that cannot be made is done without.
+        let ahead = if len >= PREFAULT_MIN {
+            RwMap::map(&fd, len as u64).ok()
+        } else {
+            None
+        };
+        let prefault = match &ahead {
+            Some(map) => {
+                let p = Prefault::start();
+                p.range(map.bytes().as_ptr() as usize, len);
+                p
+            }
+            None => Prefault::none(),
+        };
         fill(&mut FileSink { fd: &fd, len })?;
+        drop(prefault);
+        drop(ahead);
         // P2 through a mapping of the header only: the Release store orders every write
         // above (made by this thread's own syscalls) before the state readers Acquire.
         let map = RwMap::map(&fd, len.min(HEADER_PAGE) as u64)?;
@@ -198,6 +217,9 @@ pub fn create_streamed(
     }
     result
 }
+
+/// Streamed segments this large have their pages faulted in ahead of the writes.
+const PREFAULT_MIN: usize = 4 << 20;
 
 /// How much of a streamed segment is mapped to mark it ready.
 const HEADER_PAGE: usize = 4096;
@@ -228,3 +250,42 @@ pub fn table_name(nsid: u32, part: u32, gen: u64) -> String {
 
 /// File name of the anchor.
 pub const ANCHOR_NAME: &str = "rshm-anchor";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytes::Sink;
+
+    /// A segment large enough to be faulted in through a mapping while it is written holds
+    /// exactly what was written: the pages the mapping faults in first are not zeroed again,
+    /// nor the written ones changed.
+    #[test]
+    fn prefaulted_streamed_segment_holds_what_was_written() {
+        let base =
+            tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempfile::tempdir().unwrap());
+        let dir = StoreDir::create(base.path(), "rshm-prefault-test", Ownership::PRIVATE).unwrap();
+        let len = 3 * PREFAULT_MIN + 123;
+        let byte = |i: usize| (i.wrapping_mul(2_654_435_761) >> 7) as u8 | 1;
+        create_streamed(&dir, "rshm-tbl-big", len, Ownership::PRIVATE, |file| {
+            let mut off = 0;
+            while off < len {
+                // Never zero, so a page zeroed after its write shows.
+                let n = (len - off).min(65_536);
+                let part: Vec<u8> = (off..off + n).map(byte).collect();
+                file.write_at(off, &part)?;
+                off += n;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let (fd, size) = dir.open_file("rshm-tbl-big").unwrap();
+        assert_eq!(size, len as u64);
+        let map = RoMap::map(&fd, size).unwrap();
+        let bytes = map.bytes();
+        // The header's state word was set ready after the writes: skip that word.
+        let bad = (0..len)
+            .filter(|&i| !(STATE_OFF..STATE_OFF + 4).contains(&i))
+            .find(|&i| bytes[i] != byte(i));
+        assert_eq!(bad, None);
+    }
+}

@@ -14,6 +14,7 @@ use super::maps::{parse_node_map, parse_proc_map};
 use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
 use crate::layout::{ColumnKind, Realm, COLUMNS, ENTRY_RAW_BYTES, NODEID_COLUMN};
+use crate::prefault::Prefault;
 use crate::raw::{prefetch, shared_u32s};
 use crate::sync::{AtomicU32, Ordering};
 use crate::table::{
@@ -336,6 +337,7 @@ impl<'a, I: RegInfo + 'a> Layout<'a, I> {
 struct Nodes<'l> {
     /// Hostname of node `id`, for the ids `0..len` (the node map's, the common case).
     hosts: &'l [&'l str],
+    /// The hostnames node arrays give where the node map has none or another.
     host_of_node: &'l HashMap<u32, String>,
     /// The maps' node of each rank (`u32::MAX`: none).
     node_of_rank: &'l [u32],
@@ -981,7 +983,15 @@ pub fn build<I: RegInfo>(
     local_host: Option<&str>,
     infos: &[I],
 ) -> Result<(TableBuilder, JobSummary)> {
+    // At scale the calling thread would take most of the faults of the buffers below, while
+    // the other cores wait for the read-ahead (docs/jobdata.md "How a registration is read").
+    let prefault = if infos.len() > READ_BLOCK {
+        Prefault::start()
+    } else {
+        Prefault::none()
+    };
     let mut l = Layout::new(infos.len());
+    prefault.vec(&l.proc_arrays);
     l.scan(infos.iter(), false)?;
     let (hosts, per_node) = (&l.hosts, &l.per_node);
     if !per_node.is_empty() && !hosts.is_empty() && per_node.len() != hosts.len() {
@@ -1011,6 +1021,9 @@ pub fn build<I: RegInfo>(
         nodes + 64,
         job_size as usize * 8 + nodes * 64,
     );
+    let mut node_of_rank = Vec::with_capacity(job_size as usize);
+    prefault.vec(&node_of_rank);
+    t.prefault(&prefault);
     let session_id = l.session_id.unwrap_or(0);
     t.insert(Realm::Meta, meta::SESSION_ID, &Value::Uint32(session_id))?;
 
@@ -1020,11 +1033,8 @@ pub fn build<I: RegInfo>(
         .enumerate()
         .map(|(i, h)| (h.clone(), i as u32))
         .collect();
-    let mut host_of_node: HashMap<u32, String> = hosts
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (i as u32, h.clone()))
-        .collect();
+    // The hostnames node arrays give that the node map does not (another id, another name).
+    let mut host_of_node: HashMap<u32, String> = HashMap::new();
     let mut next_id = hosts.len() as u32;
     for &(id, host) in &l.node_arrays {
         let Some(h) = host else { continue };
@@ -1035,27 +1045,20 @@ pub fn build<I: RegInfo>(
                 next_id - 1
             }),
         };
-        node_ids.insert(h.to_owned(), id);
-        host_of_node.insert(id, h.to_owned());
-        t.insert(
-            Realm::Node(id),
-            keys::HOSTNAME,
-            &Value::String(h.to_owned()),
-        )?;
-    }
-    for (h, &id) in &node_ids {
-        t.insert(
-            Realm::Meta,
-            &format!("{}{h}", meta::NODE_BY_NAME),
-            &Value::Uint32(id),
-        )?;
+        // At scale every node has an array repeating the map's name: nothing to add. (The
+        // array's hostname is stored by pass 2, with the rest of the array.)
+        if node_ids.get(h) != Some(&id) {
+            node_ids.insert(h.to_owned(), id);
+        }
+        if hosts.get(id as usize).map(String::as_str) != Some(h) {
+            host_of_node.insert(id, h.to_owned());
+        } else {
+            host_of_node.remove(&id);
+        }
     }
     let local_nodeid = local_host.and_then(|h| node_ids.get(h).copied());
-    if let Some(id) = local_nodeid {
-        t.insert(Realm::Meta, meta::LOCAL_NODEID, &Value::Uint32(id))?;
-    }
 
-    let mut node_of_rank = vec![u32::MAX; job_size as usize];
+    node_of_rank.resize(job_size as usize, u32::MAX);
     for (node, ranks) in per_node.iter().enumerate() {
         for &r in ranks {
             if let Some(slot) = node_of_rank.get_mut(r as usize) {
@@ -1081,8 +1084,20 @@ pub fn build<I: RegInfo>(
     // The proc arrays are read on other threads meanwhile: they only write the proc realm, which
     // nothing else here writes but the derived columns, which they override (applied last).
     // Errors come in pass 2's order, the proc arrays' after the others'.
+    // Not faulted in ahead: the reading threads fill them, on every core.
     let (mut cols, present) = t.take_columns(!l.proc_arrays.is_empty());
     let (ahead, done) = read_ahead(&l.proc_arrays, &apply.nodes, &mut cols, job_size, || {
+        // The node lookup by name: a key per node, stored while the arrays are read.
+        for (h, &id) in apply.node_ids {
+            t.insert(
+                Realm::Meta,
+                &format!("{}{h}", meta::NODE_BY_NAME),
+                &Value::Uint32(id),
+            )?;
+        }
+        if let Some(id) = local_nodeid {
+            t.insert(Realm::Meta, meta::LOCAL_NODEID, &Value::Uint32(id))?;
+        }
         derive(&mut t, hosts, per_node, job_size, local_nodeid)?;
         // What the host registered overrides what was derived.
         for &(info, session) in &l.ops {
