@@ -10,6 +10,7 @@ use abi::c::{
 };
 use abi::types::*;
 use abi::AbiError;
+use gds::jobdata::keys;
 use gds::value::{types as t, Coord, Endpoint, Envar, Geometry, Proc, ProcInfo};
 use gds::{DataArray, Info, Value};
 
@@ -157,6 +158,49 @@ fn a_cyclic_info_array_and_bad_keys_inside_arrays_are_refused() {
         i.value.data.darray = &mut da;
         bad_param(read(&[i]), what);
     }
+}
+
+/// The registration walks a C array in place, unchecked beforehand (`reg_infos`): whatever
+/// it reads specially, or reads and does not store, must still refuse what `read_infos` refuses.
+#[test]
+fn arrays_the_registration_reads_itself_are_checked_by_that_walk() {
+    // A job or session array that holds itself: refused, not followed until the stack runs out.
+    for key in [keys::JOB_INFO_ARRAY, keys::SESSION_INFO_ARRAY] {
+        let elem = Box::into_raw(Box::new(info(key, t::DATA_ARRAY)));
+        let da = Box::into_raw(Box::new(pmix_data_array_t {
+            type_: t::INFO,
+            size: 1,
+            array: elem.cast(),
+        }));
+        // SAFETY: `elem` is a live box; its value becomes the info array itself (a cycle).
+        unsafe { (*elem).value.data.darray = da };
+        let mut i = info(key, t::DATA_ARRAY);
+        i.value.data.darray = da;
+        bad_param(read(&[i]), &format!("cyclic {key}"));
+        // SAFETY: both came from Box::into_raw above and are not used again.
+        unsafe { drop((Box::from_raw(da), Box::from_raw(elem))) };
+    }
+    // A node array's second PMIX_NODEID (not stored: the first names the node) with a NULL
+    // string.
+    let mut id = info(keys::NODEID, t::UINT32);
+    id.value.data.uint32 = 0;
+    let mut inner = [id, info(keys::NODEID, t::STRING)];
+    let mut da = pmix_data_array_t {
+        type_: t::INFO,
+        size: 2,
+        array: inner.as_mut_ptr().cast(),
+    };
+    let mut i = info(keys::NODE_INFO_ARRAY, t::DATA_ARRAY);
+    i.value.data.darray = &mut da;
+    bad_param(read(&[i]), "repeated node id with a NULL string");
+    // Maps, parsed rather than stored: a NULL string, a regex with a size and no bytes.
+    bad_param(read(&[info(keys::NODE_MAP, t::STRING)]), "NULL node map");
+    let mut map = info(keys::PROC_MAP, t::REGEX);
+    map.value.data.bo = pmix_byte_object_t {
+        bytes: ptr::null_mut(),
+        size: 10,
+    };
+    bad_param(read(&[map]), "process map regex without bytes");
 }
 
 #[test]

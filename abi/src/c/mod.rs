@@ -474,30 +474,18 @@ pub struct CInfo(pmix_info_t);
 // what the registration's read-ahead threads do.
 unsafe impl Sync for CInfo {}
 
-/// A registration array (`PMIx_server_register_nspace`) validated as [`read_infos`] validates
-/// it, except top-level proc arrays (`PMIX_PROC_INFO_ARRAY`): the registration checks each of
-/// those as it walks it, so the million of them are read once, not twice.
-/// Nothing is allocated. On a failed registration, [`check_infos`] gives the status
-/// [`read_infos`] would have.
+/// A registration array (`PMIx_server_register_nspace`) as a view the registration walks in
+/// place. Only the array itself is checked here (NULL with a length): each element is checked
+/// by the walk that reads it ([`CInfo`]'s accessors check what they follow, and the
+/// registration reads every element or [`RegInfo::check`](gds::jobdata::RegInfo::check)s it),
+/// so a million top-level infos are read once, not twice. Nothing is allocated. On a failed
+/// registration, [`check_infos`] gives the status [`read_infos`] would have.
 ///
 /// # Safety
 /// As [`read_infos`], and the array (with everything it points to) outlives `'a` unchanged.
 pub unsafe fn reg_infos<'a>(p: *const pmix_info_t, n: usize) -> Result<&'a [CInfo], AbiError> {
     // SAFETY: forwarded caller promise.
     let infos = unsafe { c_slice(p, n) }?;
-    // A million top-level infos lie 552 bytes apart, a stride the hardware prefetcher does not
-    // follow: ask for each one's key and value lines ahead of the check.
-    let ahead = infos.iter().skip(gds::jobdata::register::PREFETCH_INFO);
-    for (info, next) in infos
-        .iter()
-        .zip(ahead.map(Some).chain(core::iter::repeat(None)))
-    {
-        if let Some(next) = next {
-            prefetch_info(next);
-        }
-        // SAFETY: the element is readable (caller).
-        unsafe { check_info(info, 0, false, true) }?;
-    }
     // SAFETY: CInfo is a transparent wrapper of pmix_info_t (same size, alignment and layout);
     // the lifetime is the caller's promise.
     Ok(unsafe { core::slice::from_raw_parts(infos.as_ptr().cast::<CInfo>(), infos.len()) })
@@ -512,22 +500,16 @@ pub unsafe fn check_infos(p: *const pmix_info_t, n: usize) -> Result<(), AbiErro
     // SAFETY: forwarded caller promise.
     for info in unsafe { c_slice(p, n) }? {
         // SAFETY: the element is readable (caller).
-        unsafe { check_info(info, 0, false, false) }?;
+        unsafe { check_info(info, 0, false) }?;
     }
     Ok(())
 }
 
-/// Validate an info (its key; its value at `depth`, as [`read_value`] counts it). With
-/// `shallow_procs`, a top-level proc array's elements are left to the registration.
+/// Validate an info (its key; its value at `depth`, as [`read_value`] counts it).
 ///
 /// # Safety
 /// `info`'s value obeys its type's layout (caller's promise, as for [`read_value`]).
-unsafe fn check_info(
-    info: &pmix_info_t,
-    depth: usize,
-    in_array: bool,
-    shallow_procs: bool,
-) -> Result<(), AbiError> {
+unsafe fn check_info(info: &pmix_info_t, depth: usize, in_array: bool) -> Result<(), AbiError> {
     let key = fixed_str(&info.key)?;
     if in_array && (key.is_empty() || key.len() > gds::layout::MAX_KEY_LEN) {
         return Err(bad(format!("info key of {} bytes (1..=511)", key.len())));
@@ -537,13 +519,6 @@ unsafe fn check_info(
     unsafe {
         let data = ptr::addr_of!(v.data).cast::<u8>();
         match v.type_ {
-            // A top-level proc array is not even opened here: the registration walks it once,
-            // checking as it goes (`CInfo::infos` refuses what is not an info array).
-            t::DATA_ARRAY
-                if shallow_procs && depth == 0 && key == gds::jobdata::keys::PROC_INFO_ARRAY =>
-            {
-                Ok(())
-            }
             t::DATA_ARRAY => {
                 let da = ptr::read(data.cast::<*const pmix_data_array_t>());
                 if da.is_null() {
@@ -563,7 +538,7 @@ unsafe fn check_info(
                     if depth + 1 > MAX_DEPTH {
                         return Err(bad("values nested too deeply (a cycle?)"));
                     }
-                    check_info(item, depth + 2, true, false)?;
+                    check_info(item, depth + 2, true)?;
                 }
                 Ok(())
             }
@@ -619,6 +594,10 @@ fn prefetch_info(info: *const pmix_info_t) {
 impl gds::jobdata::RegInfo for CInfo {
     fn prefetch(&self, ahead: gds::jobdata::Ahead) {
         use gds::jobdata::Ahead;
+        if ahead == Ahead::Key {
+            gds::prefetch(&self.0);
+            return;
+        }
         if ahead == Ahead::Info {
             prefetch_info(&self.0);
             return;
@@ -678,8 +657,8 @@ impl gds::jobdata::RegInfo for CInfo {
 
     fn check(&self) -> gds::Result<()> {
         // SAFETY: the element is readable (the promise `reg_infos` was given); depth 2 is that
-        // of a top-level proc array's elements, the ones `reg_infos` leaves to this.
-        unsafe { check_info(&self.0, 2, true, false) }.map_err(store_error)
+        // of a top-level array's elements, the ones the registration checks this way.
+        unsafe { check_info(&self.0, 2, true) }.map_err(store_error)
     }
 
     fn infos(&self) -> Option<Self::Elems<'_>> {

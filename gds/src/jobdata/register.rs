@@ -68,9 +68,11 @@ pub trait RegInfo: Sized + Sync {
     fn column(&self, kind: ColumnKind) -> Option<u32> {
         column_value(kind, &*self.value().ok()?)
     }
-    /// Whether the element is well-formed, for sources that leave that to the walk (a C array's
-    /// proc arrays): called on the elements of a proc array that are not stored (the others are
-    /// checked by [`RegInfo::value`], a derivable hostname by [`RegInfo::string`]).
+    /// Whether the element is well-formed, for sources that leave that to the walk (a C array,
+    /// read in place unchecked): called on the elements of a proc or node array that are not
+    /// stored nor read otherwise. Every other element is checked by what reads it:
+    /// [`RegInfo::value`] for what is stored, [`RegInfo::infos`], [`RegInfo::text`],
+    /// [`RegInfo::number`] or [`RegInfo::string`] for what pass 1 or the read-ahead reads.
     fn check(&self) -> Result<()> {
         Ok(())
     }
@@ -83,6 +85,9 @@ pub trait RegInfo: Sized + Sync {
 /// How far ahead of the walk an element is when [`RegInfo::prefetch`] is told about it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ahead {
+    /// Telling the top level's proc arrays apart ([`PREFETCH_INFO`] elements ahead): the
+    /// element's key only.
+    Key,
     /// Farthest ([`PREFETCH_INFO`] elements): the element itself, its key and its value.
     Info,
     /// [`PREFETCH_ARRAY`] elements: what its value points to (an info array's header).
@@ -148,10 +153,14 @@ impl RegInfo for Info {
     /// An info array's three allocations in turn: its `DataArray`, the elements' buffer, the
     /// elements (each its own box).
     fn prefetch(&self, ahead: Ahead) {
+        if ahead == Ahead::Key {
+            return prefetch(self.key.as_ptr());
+        }
         let Value::DataArray(a) = &self.value else {
             return;
         };
         match ahead {
+            Ahead::Key => {}
             Ahead::Info => prefetch(&**a),
             Ahead::Array => prefetch(a.items.as_ptr()),
             Ahead::Elements => {
@@ -258,78 +267,159 @@ impl<'a, I: RegInfo + 'a> Layout<'a, I> {
         Ok(end)
     }
 
-    /// Top level, or the inside of a job or session array (`session` true).
-    fn scan(&mut self, infos: impl Iterator<Item = &'a I> + Clone, session: bool) -> Result<()> {
-        // Only the elements themselves are read here (a proc array is kept for pass 2).
+    /// The top level: the proc arrays told apart first ([`proc_arrays_among`], on every core
+    /// at scale), then everything else scanned in order.
+    fn scan_top(&mut self, infos: &'a [I]) -> Result<()> {
+        let is_proc = proc_arrays_among(infos);
+        for (info, &p) in infos.iter().zip(&is_proc) {
+            if p {
+                self.proc_arrays.push(info);
+            } else {
+                self.scan_one(info, false, 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The inside of a job or session array (`session` true), `depth` such arrays deep.
+    fn scan(
+        &mut self,
+        infos: impl Iterator<Item = &'a I> + Clone,
+        session: bool,
+        depth: usize,
+    ) -> Result<()> {
+        // A C array may hold itself: refused before the stack runs out.
+        if depth > NESTING_MAX {
+            return Err(bad(format!(
+                "job or session arrays nested more than {NESTING_MAX} deep"
+            )));
+        }
         let mut ahead_info = infos.clone().skip(PREFETCH_INFO);
         for info in infos {
             if let Some(i) = ahead_info.next() {
                 i.prefetch(Ahead::Info);
             }
-            let key = info.key();
-            // Walked (for their ranks) only if the job's size is not known otherwise: the
-            // second walk over a million of them is what it would cost. Pass 2 checks them.
-            // Asked first: at scale nearly every info is one.
-            if same_bytes(key.as_bytes(), keys::PROC_INFO_ARRAY.as_bytes()) {
+            if is_proc_array(info) {
                 self.proc_arrays.push(info);
-                continue;
-            }
-            if !matches!(key, keys::SESSION_INFO_ARRAY | keys::JOB_INFO_ARRAY) {
-                self.ops.push((info, session));
-            }
-            match key {
-                keys::SESSION_INFO_ARRAY => self.scan(infos_of(info)?, true)?,
-                keys::JOB_INFO_ARRAY => self.scan(infos_of(info)?, false)?,
-                keys::APP_INFO_ARRAY => {
-                    required_number(infos_of(info)?, keys::APPNUM, "PMIX_APPNUM", "an app array")?;
-                }
-                keys::NODE_INFO_ARRAY => {
-                    let items = infos_of(info)?;
-                    let id = match member(items.clone(), keys::NODEID) {
-                        Some(v) => Some(
-                            v.number()
-                                .ok_or_else(|| bad("PMIX_NODEID must be a number".into()))?,
-                        ),
-                        None => None,
-                    };
-                    let host = match member(items, keys::HOSTNAME) {
-                        Some(v) => Some(
-                            v.text()
-                                .ok_or_else(|| bad("PMIX_HOSTNAME must be a string".into()))?,
-                        ),
-                        None => None,
-                    };
-                    if id.is_none() && host.is_none() {
-                        return Err(bad(
-                            "a node array without PMIX_NODEID or PMIX_HOSTNAME".into()
-                        ));
-                    }
-                    self.node_arrays.push((id, host));
-                }
-                keys::NODE_MAP | keys::NODE_MAP_RAW => {
-                    self.hosts = parse_node_map(
-                        info.text()
-                            .ok_or_else(|| bad(format!("{key} must be a string")))?,
-                    )?;
-                }
-                keys::PROC_MAP | keys::PROC_MAP_RAW => {
-                    self.per_node = parse_proc_map(
-                        info.text()
-                            .ok_or_else(|| bad(format!("{key} must be a string")))?,
-                    )?;
-                }
-                keys::SESSION_ID if session || self.session_id.is_none() => {
-                    self.session_id = Some(
-                        info.number()
-                            .ok_or_else(|| bad("PMIX_SESSION_ID must be a number".into()))?,
-                    );
-                }
-                keys::JOB_SIZE if !session => self.registered_size = info.number(),
-                _ => {}
+            } else {
+                self.scan_one(info, session, depth)?;
             }
         }
         Ok(())
     }
+
+    /// An info that is not a proc array, `depth` job or session arrays deep.
+    fn scan_one(&mut self, info: &'a I, session: bool, depth: usize) -> Result<()> {
+        // Only the element itself is read here (a proc array is kept for pass 2, which checks
+        // it: walked here, for its ranks, only if the job's size is not known otherwise).
+        let key = info.key();
+        if !matches!(key, keys::SESSION_INFO_ARRAY | keys::JOB_INFO_ARRAY) {
+            self.ops.push((info, session));
+        }
+        match key {
+            keys::SESSION_INFO_ARRAY => self.scan(infos_of(info)?, true, depth + 1)?,
+            keys::JOB_INFO_ARRAY => self.scan(infos_of(info)?, false, depth + 1)?,
+            keys::APP_INFO_ARRAY => {
+                required_number(infos_of(info)?, keys::APPNUM, "PMIX_APPNUM", "an app array")?;
+            }
+            keys::NODE_INFO_ARRAY => {
+                let items = infos_of(info)?;
+                let id = match member(items.clone(), keys::NODEID) {
+                    Some(v) => Some(
+                        v.number()
+                            .ok_or_else(|| bad("PMIX_NODEID must be a number".into()))?,
+                    ),
+                    None => None,
+                };
+                let host = match member(items, keys::HOSTNAME) {
+                    Some(v) => Some(
+                        v.text()
+                            .ok_or_else(|| bad("PMIX_HOSTNAME must be a string".into()))?,
+                    ),
+                    None => None,
+                };
+                if id.is_none() && host.is_none() {
+                    return Err(bad(
+                        "a node array without PMIX_NODEID or PMIX_HOSTNAME".into()
+                    ));
+                }
+                self.node_arrays.push((id, host));
+            }
+            keys::NODE_MAP | keys::NODE_MAP_RAW => {
+                self.hosts = parse_node_map(
+                    info.text()
+                        .ok_or_else(|| bad(format!("{key} must be a string")))?,
+                )?;
+            }
+            keys::PROC_MAP | keys::PROC_MAP_RAW => {
+                self.per_node = parse_proc_map(
+                    info.text()
+                        .ok_or_else(|| bad(format!("{key} must be a string")))?,
+                )?;
+            }
+            keys::SESSION_ID if session || self.session_id.is_none() => {
+                self.session_id = Some(
+                    info.number()
+                        .ok_or_else(|| bad("PMIX_SESSION_ID must be a number".into()))?,
+                );
+            }
+            keys::JOB_SIZE if !session => self.registered_size = info.number(),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Job and session arrays nested deeper than this are refused.
+const NESTING_MAX: usize = 32;
+
+/// Whether an info is a proc array, by its key alone (its value is checked where it is read).
+fn is_proc_array<I: RegInfo>(info: &I) -> bool {
+    same_bytes(info.key().as_bytes(), keys::PROC_INFO_ARRAY.as_bytes())
+}
+
+/// Which top-level infos are proc arrays. At scale this is the first read of a million infos
+/// 552 bytes apart in the caller's memory (a C array's), so it runs on the threads the
+/// read-ahead uses, each taking blocks of [`READ_BLOCK`] infos: on a VM a first read of
+/// memory the caller wrote can cost several times a second one (docs/performance.md), and two
+/// cores take that in half the time.
+fn proc_arrays_among<I: RegInfo>(infos: &[I]) -> Vec<bool> {
+    let mut is_proc = vec![false; infos.len()];
+    let blocks = Mutex::new(is_proc.chunks_mut(READ_BLOCK).enumerate());
+    let classify = || loop {
+        let next = blocks.lock().unwrap_or_else(PoisonError::into_inner).next();
+        let Some((b, out)) = next else {
+            break;
+        };
+        // Ahead of the walk runs into the next block: no stall at a block's start.
+        let from = &infos[b * READ_BLOCK..];
+        let mut ahead = from.iter().skip(PREFETCH_INFO);
+        for (info, out) in from.iter().zip(out) {
+            if let Some(i) = ahead.next() {
+                i.prefetch(Ahead::Key);
+            }
+            *out = is_proc_array(info);
+        }
+    };
+    std::thread::scope(|s| {
+        // A thread that cannot be started is done without (the calling one takes its blocks).
+        for _ in 0..helper_threads(infos.len()) {
+            let thread = std::thread::Builder::new().name("rshm-register".into());
+            let _ = thread.spawn_scoped(s, classify);
+        }
+        classify();
+    });
+    is_proc
+}
+
+/// Threads beside the calling one that a walk over `n` infos uses: none for a small
+/// registration or a process allowed one core.
+fn helper_threads(n: usize) -> usize {
+    if n <= READ_BLOCK {
+        return 0;
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    threads.min(READ_THREADS) - 1
 }
 
 /// Which node each rank is on and each node's hostname: what a proc array's hostname is
@@ -643,12 +733,7 @@ fn read_ahead<I: RegInfo, R>(
 ) -> (ReadAhead, R) {
     let mut reads: Vec<PackedRead> = vec![[0; 2]; procs.len()];
     let cols = cols.each_mut().map(|c| shared_u32s(c));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let helpers = if procs.len() > READ_BLOCK {
-        threads.min(READ_THREADS) - 1
-    } else {
-        0
-    };
+    let helpers = helper_threads(procs.len());
     let blocks = Mutex::new(reads.chunks_mut(READ_BLOCK).enumerate());
     let extras = Mutex::new(Vec::new());
     let read = |thread: usize| {
@@ -771,7 +856,10 @@ impl Apply<'_> {
                 };
                 t.insert(Realm::Node(id), keys::NODEID, &Value::Uint32(id))?;
                 for i in items {
-                    if i.key() != keys::NODEID {
+                    if i.key() == keys::NODEID {
+                        // The first was read as a number by pass 1; a repeat is not stored.
+                        i.check()?;
+                    } else {
                         t.insert(Realm::Node(id), i.key(), &*i.value()?)?;
                     }
                 }
@@ -992,7 +1080,7 @@ pub fn build<I: RegInfo>(
     };
     let mut l = Layout::new(infos.len());
     prefault.vec(&l.proc_arrays);
-    l.scan(infos.iter(), false)?;
+    l.scan_top(infos)?;
     let (hosts, per_node) = (&l.hosts, &l.per_node);
     if !per_node.is_empty() && !hosts.is_empty() && per_node.len() != hosts.len() {
         return Err(bad(format!(
