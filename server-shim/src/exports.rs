@@ -137,8 +137,9 @@ pub unsafe extern "C" fn rshm_server_register_nspace(
         };
         match lock(h)?.register_nspace(ns, nlocalprocs, infos) {
             Ok(()) => Ok(()),
-            // A malformed proc array is found while it is walked: the status is the one the
-            // whole array's validation gives (as if it had been converted first).
+            // A malformed element is found by the walk that reads it (`reg_infos` checks
+            // none): the status is the one the whole array's validation gives (as if it had
+            // been converted first).
             // SAFETY: caller contract, as above.
             Err(e) => Err(unsafe { check_infos(info, ninfo) }
                 .err()
