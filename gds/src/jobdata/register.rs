@@ -153,23 +153,18 @@ impl RegInfo for Info {
     /// An info array's three allocations in turn: its `DataArray`, the elements' buffer, the
     /// elements (each its own box).
     fn prefetch(&self, ahead: Ahead) {
-        if ahead == Ahead::Key {
-            return prefetch(self.key.as_ptr());
-        }
-        let Value::DataArray(a) = &self.value else {
-            return;
-        };
-        match ahead {
-            Ahead::Key => {}
-            Ahead::Info => prefetch(&**a),
-            Ahead::Array => prefetch(a.items.as_ptr()),
-            Ahead::Elements => {
+        match (ahead, &self.value) {
+            (Ahead::Key, _) => prefetch(self.key.as_ptr()),
+            (Ahead::Info, Value::DataArray(a)) => prefetch(&**a),
+            (Ahead::Array, Value::DataArray(a)) => prefetch(a.items.as_ptr()),
+            (Ahead::Elements, Value::DataArray(a)) => {
                 for v in a.items.iter().take(16) {
                     if let Value::Info(i) = v {
                         prefetch(&**i);
                     }
                 }
             }
+            _ => {}
         }
     }
 }
