@@ -934,10 +934,18 @@ struct ValueWriter<'a> {
 impl ValueWriter<'_> {
     fn push(&mut self, sink: &mut (impl Sink + ?Sized), loc: u64, len: usize) -> Result<()> {
         if let Some(last) = self.pieces.last_mut() {
-            if last.0 != u64::MAX
-                && last.0 + last.1 as u64 == loc
-                && last.0 >> LOC_BITS == loc >> LOC_BITS
-            {
+            let adjacent = last.0 != u64::MAX
+                && if loc == u64::MAX {
+                    // Padding the arena holds already (a run padded as the file is): zeros
+                    // right after the last piece.
+                    let off = (last.0 & LOC_MASK) as usize + last.1;
+                    self.arenas[(last.0 >> LOC_BITS) as usize]
+                        .get(off..off + len)
+                        .is_some_and(|pad| pad.iter().all(|&b| b == 0))
+                } else {
+                    last.0 + last.1 as u64 == loc && last.0 >> LOC_BITS == loc >> LOC_BITS
+                };
+            if adjacent {
                 last.1 += len;
                 self.end += len;
                 return Ok(());

@@ -23,6 +23,8 @@ use crate::table::{
 };
 use crate::value::{types, Info, Value};
 
+mod node_realm;
+
 /// What the registration produced, beside the table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobSummary {
@@ -607,6 +609,9 @@ impl<'a, I: RegInfo> BlockReader<'_, 'a, I> {
 }
 
 const PROC_CLASS: u16 = Realm::Proc(0).class_id().0;
+/// A run that evicts nothing of other classes ([`TableBuilder::merge_run`]'s `group`).
+#[allow(clippy::reversed_empty_ranges)]
+const NO_GROUP: std::ops::RangeInclusive<u16> = 1..=0;
 
 /// The rank and column values of a proc array, its extras' elements pushed to `extras`; None
 /// when the array is not [`ProcRead::Columns`]'s kind.
@@ -828,8 +833,15 @@ struct Apply<'l> {
 }
 
 impl Apply<'_> {
-    /// One info of pass 1's `ops` (`session`: inside a session array).
-    fn op<I: RegInfo>(&self, t: &mut TableBuilder, info: &I, session: bool) -> Result<()> {
+    /// One info of pass 1's `ops` (`session`: inside a session array). A node array is only
+    /// told its node and pushed to `node_arrays`, for [`node_realm::node_run`].
+    fn op<'i, I: RegInfo>(
+        &self,
+        t: &mut TableBuilder,
+        info: &'i I,
+        session: bool,
+        node_arrays: &mut Vec<(u32, &'i I)>,
+    ) -> Result<()> {
         let key = info.key();
         match key {
             keys::APP_INFO_ARRAY => {
@@ -844,20 +856,12 @@ impl Apply<'_> {
                 let items = infos_of(info)?;
                 let id = match member(items.clone(), keys::NODEID).and_then(RegInfo::number) {
                     Some(id) => id,
-                    None => member(items.clone(), keys::HOSTNAME)
+                    None => member(items, keys::HOSTNAME)
                         .and_then(RegInfo::text)
                         .and_then(|h| self.node_ids.get(h).copied())
                         .ok_or_else(|| bad("a node array names no node".into()))?,
                 };
-                t.insert(Realm::Node(id), keys::NODEID, &Value::Uint32(id))?;
-                for i in items {
-                    if i.key() == keys::NODEID {
-                        // The first was read as a number by pass 1; a repeat is not stored.
-                        i.check()?;
-                    } else {
-                        t.insert(Realm::Node(id), i.key(), &*i.value()?)?;
-                    }
-                }
+                node_arrays.push((id, info));
             }
             keys::NODE_MAP | keys::NODE_MAP_RAW | keys::PROC_MAP | keys::PROC_MAP_RAW => {}
             keys::SESSION_ID if session => {}
@@ -946,9 +950,9 @@ impl Apply<'_> {
     }
 }
 
-/// The keys OpenPMIx 4.2.2 answers from the node and process maps alone: the job's size and
-/// nodes, each node's hostname, id, local size, leader and peers, each rank's local and node
-/// rank and node id (docs/jobdata.md).
+/// The job-realm keys OpenPMIx 4.2.2 answers from the node and process maps alone: the job's
+/// size and nodes, and the local size, leader and peers of the store's own node (each node's
+/// are [`node_realm`]'s, each rank's [`derive_columns`]'; docs/jobdata.md).
 fn derive(
     t: &mut TableBuilder,
     hosts: &[String],
@@ -965,48 +969,42 @@ fn derive(
     if !hosts.is_empty() {
         t.insert(Realm::Job, keys::NODE_LIST, &Value::String(hosts.join(",")))?;
     }
-    for (i, host) in hosts.iter().enumerate() {
-        t.insert(
-            Realm::Node(i as u32),
-            keys::HOSTNAME,
-            &Value::String(host.clone()),
-        )?;
-        t.insert(
-            Realm::Node(i as u32),
-            keys::NODEID,
-            &Value::Uint32(i as u32),
-        )?;
-    }
     // A node's local ranks are uint16s (derive_columns counts on this check).
     if per_node.iter().any(|n| n.len() > 1 << 16) {
         return Err(bad("more than 65535 ranks on a node".into()));
     }
-    for (i, ranks) in per_node.iter().enumerate() {
-        let node = i as u32;
+    // The node realm is node_realm's; the job realm describes the store's own node.
+    if let Some(ranks) = local_nodeid.and_then(|n| per_node.get(n as usize)) {
         let sorted = sorted_ranks(ranks);
-        let Some(&leader) = sorted.first() else {
-            continue;
-        };
-        // One string for the node, no allocation per rank.
-        let mut peers = String::with_capacity(sorted.len() * 8);
-        for (i, r) in sorted.iter().enumerate() {
-            if i > 0 {
-                peers.push(',');
-            }
-            push_decimal(&mut peers, *r);
-        }
-        let peers = Value::String(peers);
-        let size = Value::Uint32(sorted.len() as u32);
-        t.insert(Realm::Node(node), keys::LOCAL_SIZE, &size)?;
-        t.insert(Realm::Node(node), keys::LOCALLDR, &Value::ProcRank(leader))?;
-        t.insert(Realm::Node(node), keys::LOCAL_PEERS, &peers)?;
-        if local_nodeid == Some(node) {
-            t.insert(Realm::Job, keys::LOCAL_SIZE, &size)?;
+        if let Some(&leader) = sorted.first() {
+            t.insert(
+                Realm::Job,
+                keys::LOCAL_SIZE,
+                &Value::Uint32(sorted.len() as u32),
+            )?;
             t.insert(Realm::Job, keys::LOCALLDR, &Value::ProcRank(leader))?;
-            t.insert(Realm::Job, keys::LOCAL_PEERS, &peers)?;
+            t.insert(
+                Realm::Job,
+                keys::LOCAL_PEERS,
+                &Value::String(peers_list(&sorted)),
+            )?;
         }
     }
     Ok(())
+}
+
+/// A node's peers as PMIX_LOCAL_PEERS lists them: its ranks, in order, comma-separated.
+fn peers_list(sorted: &[u32]) -> String {
+    let mut peers = Vec::with_capacity(sorted.len() * 8);
+    let mut n = Decimal::default();
+    for (i, &r) in sorted.iter().enumerate() {
+        if i > 0 {
+            peers.push(b',');
+        }
+        n.set(r);
+        peers.extend_from_slice(n.digits());
+    }
+    String::from_utf8(peers).expect("decimal digits and commas")
 }
 
 /// A node's ranks in order (the process map lists them so, as a rule).
@@ -1042,21 +1040,61 @@ fn derive_columns(t: &mut TableBuilder, per_node: &[Vec<u32>]) -> Result<()> {
     Ok(())
 }
 
-/// Append `n` in decimal: the local peers lists, a million numbers at 1M ranks, where
-/// `write!` cost ~20 ns each.
-fn push_decimal(s: &mut String, mut n: u32) {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+/// A number in decimal, kept as its digits: a node's ranks are mostly consecutive, and the
+/// next one's digits are the last one's counted up (a million ranks' peers lists at 1M, where
+/// writing each number anew cost ~19 ns, `write!` ~20 ns).
+struct Decimal {
+    /// The digits, right-aligned: `digits[start..]`.
+    digits: [u8; 10],
+    start: usize,
+    value: Option<u32>,
+}
+
+impl Default for Decimal {
+    fn default() -> Self {
+        Decimal {
+            digits: [b'0'; 10],
+            start: 9,
+            value: None,
         }
     }
-    for &d in &digits[at..] {
-        s.push(d as char);
+}
+
+impl Decimal {
+    fn set(&mut self, n: u32) {
+        if self.value.is_some_and(|v| v.checked_add(1) == Some(n)) {
+            // Count up: nines roll over to zeros, then one digit goes up (or a new one leads).
+            // Left of `start` are stale digits, read as zeros.
+            let mut at = self.digits.len() - 1;
+            while at >= self.start && self.digits[at] == b'9' {
+                self.digits[at] = b'0';
+                // n < 2^32 has at most 10 digits, the first not a 9: `at` stays >= 0.
+                at -= 1;
+            }
+            if at < self.start {
+                self.digits[at] = b'1';
+                self.start = at;
+            } else {
+                self.digits[at] += 1;
+            }
+        } else {
+            let mut v = n;
+            let mut at = self.digits.len();
+            loop {
+                at -= 1;
+                self.digits[at] = b'0' + (v % 10) as u8;
+                v /= 10;
+                if v == 0 {
+                    break;
+                }
+            }
+            self.start = at;
+        }
+        self.value = Some(n);
+    }
+
+    fn digits(&self) -> &[u8] {
+        &self.digits[self.start..]
     }
 }
 
@@ -1096,14 +1134,13 @@ pub fn build<I: RegInfo>(
     };
 
     let mut t = TableBuilder::with_ranks(job_size);
-    // What derive and the node arrays store, about: per node its id, hostname, sizes, leader
-    // and name lookup (the meta key), and its peers list (~7 bytes a rank).
+    // The node realm and the node lookup by name go to a run of their own: per node its id,
+    // hostname, sizes, leader, name lookup (the meta key), and its peers list (~7 bytes a
+    // rank), each padded to 16 bytes. The entries inserted one by one are a few job keys.
     let nodes = hosts.len().max(per_node.len()).max(l.node_arrays.len());
-    t.reserve(
-        nodes * 8 + 64,
-        nodes + 64,
-        job_size as usize * 8 + nodes * 64,
-    );
+    t.reserve(64, 64, 4096);
+    let node_arena: Vec<u8> = Vec::with_capacity(job_size as usize * 8 + nodes * 128);
+    prefault.vec(&node_arena);
     let mut node_of_rank = Vec::with_capacity(job_size as usize);
     prefault.vec(&node_of_rank);
     t.prefault(&prefault);
@@ -1170,22 +1207,18 @@ pub fn build<I: RegInfo>(
     // Not faulted in ahead: the reading threads fill them, on every core.
     let (mut cols, present) = t.take_columns(!l.proc_arrays.is_empty());
     let (ahead, done) = read_ahead(&l.proc_arrays, &apply.nodes, &mut cols, job_size, || {
-        // The node lookup by name: a key per node, stored while the arrays are read.
-        for (h, &id) in apply.node_ids {
-            t.insert(
-                Realm::Meta,
-                &format!("{}{h}", meta::NODE_BY_NAME),
-                &Value::Uint32(id),
-            )?;
-        }
         if let Some(id) = local_nodeid {
             t.insert(Realm::Meta, meta::LOCAL_NODEID, &Value::Uint32(id))?;
         }
         derive(&mut t, hosts, per_node, job_size, local_nodeid)?;
         // What the host registered overrides what was derived.
+        let mut node_arrays = Vec::with_capacity(l.node_arrays.len());
         for &(info, session) in &l.ops {
-            apply.op(&mut t, info, session)?;
+            apply.op(&mut t, info, session, &mut node_arrays)?;
         }
+        // The node realm, and the node lookup by name (a meta key per node).
+        let run = node_realm::node_run(hosts, per_node, &node_arrays, &node_ids, node_arena)?;
+        t.merge_run(run, NO_GROUP)?;
         Ok::<_, Error>(())
     });
     t.put_columns(cols, present | ahead.given);
@@ -1213,4 +1246,48 @@ pub fn build<I: RegInfo>(
             session_id,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Peers lists as `format!` writes them: runs that carry over (9 -> 10, 999 -> 1000), jumps
+    /// down to fewer digits and up to more, and the largest ranks.
+    #[test]
+    fn peers_lists_are_the_ranks_in_decimal() {
+        let mut lists: Vec<Vec<u32>> = vec![
+            (0..2000).collect(),
+            vec![12345, 7, 8, 9, 10, 11, 99, 100, 101],
+            vec![99, 5, 6, 7, 8, 9, 10, 11],
+            vec![999_999_998, 999_999_999, 1_000_000_000, 5, 6],
+            vec![u32::MAX - 2, u32::MAX - 1, u32::MAX],
+            vec![0],
+            vec![],
+        ];
+        let mut x = 0x9e37_79b9u32;
+        lists.push(
+            (0..5000)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    // Runs of neighbours among jumps.
+                    if x.is_multiple_of(3) {
+                        x % 1000
+                    } else {
+                        x
+                    }
+                })
+                .collect(),
+        );
+        for ranks in lists {
+            let want = ranks
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            assert_eq!(peers_list(&ranks), want);
+        }
+    }
 }

@@ -1,0 +1,135 @@
+//! The node realm of a registration: what the maps derive for each node, overridden key by key
+//! by the node arrays in document order (a later array's over an earlier one's), for nodes of
+//! the maps and nodes only arrays name, found by id or by hostname alone.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use gds::jobdata;
+use gds::{part, Info, Reader, Realm, Value, Writer};
+
+fn info(key: &str, value: Value) -> Info {
+    Info::new(key, value)
+}
+
+fn node_array(items: Vec<Info>) -> Info {
+    Info::array("pmix.node.arr", items)
+}
+
+/// Every node-realm entry of `infos` registered and read back: (node, key) -> value.
+fn node_realm(infos: &[Info]) -> BTreeMap<(u32, String), Value> {
+    let base = common::base_dir();
+    let (t, _) = jobdata::build(Some("n0"), infos).unwrap();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut tx = w.begin();
+    tx.put_table("nodes", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    let view = r.table(&pin, "nodes", part::DATA).unwrap();
+    view.entries()
+        .filter_map(|(realm, key, v)| match realm {
+            Realm::Node(n) => Some(((n, String::from_utf8(key.to_vec()).unwrap()), v.to_value())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.into())
+}
+
+#[test]
+fn node_arrays_override_the_maps_key_by_key_later_arrays_earlier_ones() {
+    let maps = vec![
+        info("pmix.nmap", Value::Regex(b"pmix[n[1:0-1]]\0".to_vec())),
+        info("pmix.pmap", Value::Regex(b"pmix[0,1;2-3]\0".to_vec())),
+    ];
+    let mut expected: BTreeMap<(u32, String), Value> = BTreeMap::new();
+    for (node, host, peers, leader) in [(0u32, "n0", "0,1", 0u32), (1, "n1", "2,3", 2)] {
+        for (key, v) in [
+            ("pmix.hname", s(host)),
+            ("pmix.nodeid", Value::Uint32(node)),
+            ("pmix.local.size", Value::Uint32(2)),
+            ("pmix.lldr", Value::ProcRank(leader)),
+            ("pmix.lpeers", s(peers)),
+        ] {
+            expected.insert((node, key.into()), v);
+        }
+    }
+    // The maps alone.
+    assert_eq!(node_realm(&maps), expected);
+
+    let mut infos = maps.clone();
+    infos.extend([
+        // Node 1 by id: one derived value replaced, one key added, a byte object stored as
+        // its bytes.
+        node_array(vec![
+            info("pmix.nodeid", Value::Uint32(1)),
+            info("pmix.lpeers", s("3,2")),
+            info("x.slots", Value::Uint32(4)),
+            info("x.card", Value::ByteObject(vec![1, 0, 2])),
+        ]),
+        // Node 0 by hostname alone.
+        node_array(vec![
+            info("pmix.hname", s("n0")),
+            info("x.slots", Value::Uint32(2)),
+        ]),
+        // A node no map names, by id, with a hostname of its own.
+        node_array(vec![
+            info("pmix.nodeid", Value::Uint32(7)),
+            info("pmix.hname", s("spare")),
+            info("pmix.node.size", Value::Uint32(0)),
+        ]),
+        // A hostname no map names, alone: a node of its own, the next id after the map's.
+        node_array(vec![
+            info("pmix.hname", s("extra")),
+            info("x.slots", Value::Uint32(1)),
+        ]),
+        // Node 1 again: the later array's value wins, the earlier array's other keys stay.
+        node_array(vec![
+            info("pmix.nodeid", Value::Uint32(1)),
+            info("x.slots", Value::Uint32(5)),
+            info("pmix.local.size", Value::Uint32(3)),
+        ]),
+    ]);
+    let mut e = expected.clone();
+    e.insert((1, "pmix.lpeers".into()), s("3,2"));
+    e.insert((1, "x.slots".into()), Value::Uint32(5));
+    e.insert((1, "x.card".into()), Value::ByteObject(vec![1, 0, 2]));
+    e.insert((1, "pmix.local.size".into()), Value::Uint32(3));
+    e.insert((0, "x.slots".into()), Value::Uint32(2));
+    e.insert((7, "pmix.nodeid".into()), Value::Uint32(7));
+    e.insert((7, "pmix.hname".into()), s("spare"));
+    e.insert((7, "pmix.node.size".into()), Value::Uint32(0));
+    e.insert((2, "pmix.nodeid".into()), Value::Uint32(2));
+    e.insert((2, "pmix.hname".into()), s("extra"));
+    e.insert((2, "x.slots".into()), Value::Uint32(1));
+    assert_eq!(node_realm(&infos), e);
+
+    // A key an array gives twice: the later element wins, as between arrays.
+    let mut twice = maps;
+    twice.push(node_array(vec![
+        info("pmix.nodeid", Value::Uint32(0)),
+        info("x.slots", Value::Uint32(1)),
+        info("x.slots", Value::Uint32(9)),
+    ]));
+    let mut e = expected;
+    e.insert((0, "x.slots".into()), Value::Uint32(9));
+    assert_eq!(node_realm(&twice), e);
+}
+
+#[test]
+fn a_node_array_with_a_bad_key_is_refused() {
+    let maps = vec![
+        info("pmix.nmap", Value::Regex(b"pmix[n[1:0-1]]\0".to_vec())),
+        info("pmix.pmap", Value::Regex(b"pmix[0,1;2-3]\0".to_vec())),
+    ];
+    let mut bad_key = maps;
+    bad_key.push(node_array(vec![
+        info("pmix.nodeid", Value::Uint32(1)),
+        info("", Value::Uint32(4)),
+    ]));
+    assert!(jobdata::build(Some("n0"), &bad_key).is_err());
+}
