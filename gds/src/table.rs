@@ -203,6 +203,21 @@ pub(crate) fn column_value(kind: ColumnKind, value: &Value) -> Option<u32> {
     }
 }
 
+/// Append `value` to `arena` as an entry stores it: a byte object as its bytes (`RAW_BYTES`),
+/// anything else archived. Returns the entry's flags.
+pub(crate) fn append_stored(arena: &mut Vec<u8>, value: &Value) -> Result<u16> {
+    Ok(match value {
+        Value::ByteObject(b) => {
+            arena.extend_from_slice(b);
+            ENTRY_RAW_BYTES
+        }
+        v => {
+            arena.extend_from_slice(&v.archive()?);
+            0
+        }
+    })
+}
+
 /// The bytes at `loc` (see [`LOC_BITS`]).
 pub(crate) fn value_in(arenas: &[Vec<u8>], loc: u64, len: usize) -> &[u8] {
     let off = (loc & LOC_MASK) as usize;

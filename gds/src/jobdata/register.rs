@@ -13,13 +13,13 @@ use super::keys::{self, default_realm, meta, DefaultRealm};
 use super::maps::{parse_node_map, parse_proc_map};
 use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
-use crate::layout::{ColumnKind, Realm, COLUMNS, ENTRY_RAW_BYTES, NODEID_COLUMN};
+use crate::layout::{ColumnKind, Realm, COLUMNS, NODEID_COLUMN};
 use crate::prefault::Prefault;
 use crate::raw::{prefetch, shared_u32s};
 use crate::sync::{AtomicU32, Ordering};
 use crate::table::{
-    byte_order, check_key, column_value, last_wins, run_loc, value_in, BulkEntry, SortedRun,
-    TableBuilder,
+    append_stored, byte_order, check_key, column_value, last_wins, run_loc, value_in, BulkEntry,
+    SortedRun, TableBuilder,
 };
 use crate::value::{types, Info, Value};
 
@@ -585,16 +585,7 @@ impl<'a, I: RegInfo> BlockReader<'_, 'a, I> {
                 None => return None,
             };
             let off = self.arena.len();
-            let flags = match &*i.value().ok()? {
-                Value::ByteObject(b) => {
-                    self.arena.extend_from_slice(b);
-                    ENTRY_RAW_BYTES
-                }
-                v => {
-                    self.arena.extend_from_slice(&v.archive().ok()?);
-                    0
-                }
-            };
+            let flags = append_stored(self.arena, &*i.value().ok()?).ok()?;
             self.block.entries.push(BulkEntry {
                 class: PROC_CLASS,
                 flags,

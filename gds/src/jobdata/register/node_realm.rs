@@ -8,8 +8,8 @@
 use super::{bad, infos_of, peers_list, sorted_ranks, RegInfo};
 use crate::error::Result;
 use crate::jobdata::keys::{self, meta};
-use crate::layout::{Realm, ENTRY_RAW_BYTES, VALUE_ALIGN};
-use crate::table::{byte_order, check_key, run_loc, BulkEntry, SortedRun};
+use crate::layout::{Realm, VALUE_ALIGN};
+use crate::table::{append_stored, byte_order, check_key, run_loc, BulkEntry, SortedRun};
 use crate::value::Value;
 use std::collections::HashMap;
 
@@ -178,16 +178,7 @@ impl<'k> RunWriter<'k> {
     /// The entry, its value stored as [`crate::table::TableBuilder::insert`] stores it.
     fn entry(&mut self, (class, id): (u16, u32), kid: u32, value: &Value) -> Result<()> {
         let off = self.arena.len();
-        let flags = match value {
-            Value::ByteObject(b) => {
-                self.arena.extend_from_slice(b);
-                ENTRY_RAW_BYTES
-            }
-            v => {
-                self.arena.extend_from_slice(&v.archive()?);
-                0
-            }
-        };
+        let flags = append_stored(&mut self.arena, value)?;
         let len = u32::try_from(self.arena.len() - off)
             .map_err(|_| bad("a node value larger than 4 GiB".into()))?;
         // Padded as the segment pads values: the run's values, in its order, are then one
