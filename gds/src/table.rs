@@ -276,13 +276,6 @@ impl TableBuilder {
         self.arenas[0].reserve(bytes);
     }
 
-    /// Have `p` fault in the pages reserved for values (a registration's [`Self::reserve`]).
-    pub(crate) fn prefault(&self, p: &crate::prefault::Prefault) {
-        if let Some(arena) = self.arenas.first() {
-            p.vec(arena);
-        }
-    }
-
     /// Every proc column, moved out for a registration's read-ahead to fill on several
     /// threads, each value stored inverted (`!v`: zero is absent), so that an absent column
     /// is allocated zeroed (if `allocate`, else left empty) and its pages are faulted in by

@@ -1127,14 +1127,12 @@ pub fn build<I: RegInfo>(
     let mut t = TableBuilder::with_ranks(job_size);
     // The node realm and the node lookup by name go to a run of their own: per node its id,
     // hostname, sizes, leader, name lookup (the meta key), and its peers list (~7 bytes a
-    // rank), each padded to 16 bytes. The entries inserted one by one are a few job keys.
+    // rank), each padded to 16 bytes. (The entries inserted one by one are a few job keys.)
     let nodes = hosts.len().max(per_node.len()).max(l.node_arrays.len());
-    t.reserve(64, 64, 4096);
     let node_arena: Vec<u8> = Vec::with_capacity(job_size as usize * 8 + nodes * 128);
     prefault.vec(&node_arena);
     let mut node_of_rank = Vec::with_capacity(job_size as usize);
     prefault.vec(&node_of_rank);
-    t.prefault(&prefault);
     let session_id = l.session_id.unwrap_or(0);
     t.insert(Realm::Meta, meta::SESSION_ID, &Value::Uint32(session_id))?;
 
@@ -1208,7 +1206,7 @@ pub fn build<I: RegInfo>(
             apply.op(&mut t, info, session, &mut node_arrays)?;
         }
         // The node realm, and the node lookup by name (a meta key per node).
-        let run = node_realm::node_run(hosts, per_node, &node_arrays, &node_ids, node_arena)?;
+        let run = node_realm::node_run(hosts, per_node, node_arrays, &node_ids, node_arena)?;
         t.merge_run(run, NO_GROUP)?;
         Ok::<_, Error>(())
     });

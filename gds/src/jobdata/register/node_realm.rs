@@ -40,19 +40,18 @@ impl<I> Clone for Source<'_, I> {
 }
 impl<I> Copy for Source<'_, I> {}
 
-/// The node realm of nodes `0..max(hosts, per_node)` (the maps') and of the nodes `arrays`
-/// name: (node id, the node array), in document order. A later array's key overrides an
-/// earlier one's and the maps'. Then the meta key [`meta::NODE_BY_NAME`] of each of `names`
+/// The node realm of nodes `0..max(hosts, per_node)` (the maps') and of the nodes the node
+/// arrays name (`given`: node id and array, in document order). A later array's key overrides
+/// an earlier one's and the maps'. Then the meta key [`meta::NODE_BY_NAME`] of each of `names`
 /// (hostname -> node id). `arena`: where the values go (reserved by the caller, so that its
 /// pages can be faulted in ahead).
 pub(super) fn node_run<'a, I: RegInfo>(
     hosts: &[String],
     per_node: &[Vec<u32>],
-    arrays: &[(u32, &'a I)],
+    mut given: Vec<(u32, &'a I)>,
     names: &HashMap<String, u32>,
     arena: Vec<u8>,
 ) -> Result<SortedRun> {
-    let mut given = arrays.to_vec();
     // Stable: a node's arrays stay in document order.
     given.sort_by_key(|&(id, _)| id);
     let mut run = RunWriter {
