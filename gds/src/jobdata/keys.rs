@@ -36,8 +36,8 @@ pub mod meta {
     pub const SESSION_ID: &str = "rshm.session.id";
     /// The node id of the store's own node (u32), when the registration names it.
     pub const LOCAL_NODEID: &str = "rshm.local.nodeid";
-    /// Prefix of the hostname → node id index: `rshm.node:<hostname>` (u32).
-    pub const NODE_BY_NAME: &str = "rshm.node:";
+    /// The hostname → node id index, a byte object (`jobdata::node_names`).
+    pub const NODES_BY_NAME: &str = "rshm.nodes.by.name";
 }
 
 /// The realm a reserved key refers to when no realm qualifier is given.

@@ -5,6 +5,7 @@
 
 pub mod keys;
 pub mod maps;
+pub mod node_names;
 pub mod query;
 pub mod register;
 pub mod resolve;

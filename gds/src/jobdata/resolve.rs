@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 use super::keys::{self, default_realm, meta, DefaultRealm, NODE_SELECTABLE_JOB_KEYS};
+use super::node_names;
 use super::query::{Qualifiers, TargetRank};
 use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
@@ -169,8 +170,7 @@ pub fn get_by_rules<'t>(
             .get(Realm::Node(id), keys::HOSTNAME)
             .and_then(|h| h.as_str())
             .ok_or(Error::NotFound)?;
-        let rid = number(res, Realm::Meta, &format!("{}{host}", meta::NODE_BY_NAME))
-            .ok_or(Error::NotFound)?;
+        let rid = node_names::find(res, host).ok_or(Error::NotFound)?;
         res.get(Realm::Node(rid), key).ok_or(Error::NotFound)
     };
     let target = match rank {
@@ -198,9 +198,7 @@ pub fn get_by_rules<'t>(
             return Ok(Some(id));
         }
         match &q.hostname {
-            Some(h) => number(t, Realm::Meta, &format!("{}{h}", meta::NODE_BY_NAME))
-                .map(Some)
-                .ok_or(Error::NotFound),
+            Some(h) => node_names::find(t, h).map(Some).ok_or(Error::NotFound),
             None => Ok(None),
         }
     };

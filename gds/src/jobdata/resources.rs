@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use super::keys::{self, meta};
+use super::node_names;
 use crate::error::{Error, Result};
 use crate::layout::Realm;
 use crate::table::TableBuilder;
@@ -38,9 +39,6 @@ impl Resources {
         }
         let id = self.ids.len() as u32;
         self.ids.insert(host.to_owned(), id);
-        let by_name = format!("{}{host}", meta::NODE_BY_NAME);
-        self.table
-            .insert(Realm::Meta, &by_name, &Value::Uint32(id))?;
         self.table.insert(
             Realm::Node(id),
             keys::HOSTNAME,
@@ -53,6 +51,18 @@ impl Resources {
     /// `PMIX_HOSTNAME`) describe those nodes; top-level keys describe the local node,
     /// `local_host`. Later values override earlier ones.
     pub fn add(&mut self, local_host: &str, infos: &[Info]) -> Result<()> {
+        let known = self.ids.len();
+        let added = self.add_infos(local_host, infos);
+        // Also after an error: the hosts added before it keep their values, and are found.
+        if self.ids.len() != known {
+            let index = node_names::build(self.ids.iter().map(|(h, &id)| (h.as_str(), id)))?;
+            self.table
+                .insert(Realm::Meta, meta::NODES_BY_NAME, &Value::ByteObject(index))?;
+        }
+        added
+    }
+
+    fn add_infos(&mut self, local_host: &str, infos: &[Info]) -> Result<()> {
         let bad = |what: &str| Error::InvalidArgument(format!("register_resources: {what}"));
         for info in infos {
             if info.key != keys::NODE_INFO_ARRAY {

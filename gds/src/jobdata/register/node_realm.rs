@@ -1,6 +1,6 @@
 //! The node realm of a registration and the node lookup by name, made as one sorted run: what
 //! the maps give each node (its hostname, id, local size, leader and peers), overridden by the
-//! node arrays in document order, then a meta key per hostname. Made node by node with no
+//! node arrays in document order, then the hostname index (`jobdata::node_names`). Made node by node with no
 //! hashing per entry: at 1M ranks on 15,625 nodes that is ~110k entries, which inserted one by
 //! one (the maps' value, then the array's again) took ~130 ms of the registration
 //! (docs/performance.md).
@@ -8,6 +8,7 @@
 use super::{bad, infos_of, peers_list, sorted_ranks, RegInfo};
 use crate::error::Result;
 use crate::jobdata::keys::{self, meta};
+use crate::jobdata::node_names;
 use crate::layout::{Realm, VALUE_ALIGN};
 use crate::table::{append_stored, byte_order, check_key, run_loc, BulkEntry, SortedRun};
 use crate::value::Value;
@@ -42,8 +43,8 @@ impl<I> Copy for Source<'_, I> {}
 
 /// The node realm of nodes `0..max(hosts, per_node)` (the maps') and of the nodes the node
 /// arrays name (`given`: node id and array, in document order). A later array's key overrides
-/// an earlier one's and the maps'. Then the meta key [`meta::NODE_BY_NAME`] of each of `names`
-/// (hostname -> node id). `arena`: where the values go (reserved by the caller, so that its
+/// an earlier one's and the maps'. Then the meta value [`meta::NODES_BY_NAME`]: the index of
+/// `names` (hostname -> node id). `arena`: where the values go (reserved by the caller, so that its
 /// pages can be faulted in ahead).
 pub(super) fn node_run<'a, I: RegInfo>(
     hosts: &[String],
@@ -57,9 +58,7 @@ pub(super) fn node_run<'a, I: RegInfo>(
     let mut run = RunWriter {
         keys: Vec::new(),
         key_ids: HashMap::new(),
-        entries: Vec::with_capacity(
-            per_node.len().max(hosts.len()) * 5 + given.len() * 6 + names.len(),
-        ),
+        entries: Vec::with_capacity(per_node.len().max(hosts.len()) * 5 + given.len() * 6 + 1),
         arena,
     };
     let mapped = hosts.len().max(per_node.len()) as u64;
@@ -132,15 +131,10 @@ pub(super) fn node_run<'a, I: RegInfo>(
             run.push(node, key, &value)?;
         }
     }
-    // The meta class follows the node class; its one id, keys in byte order.
-    let mut by_name: Vec<(String, u32)> = names
-        .iter()
-        .map(|(h, &id)| (format!("{}{h}", meta::NODE_BY_NAME), id))
-        .collect();
-    by_name.sort_unstable();
-    for (key, id) in by_name {
-        check_key(&key)?;
-        run.push_new_key(META, key.into(), &Value::Uint32(id))?;
+    // The meta class follows the node class.
+    if !names.is_empty() {
+        let index = node_names::build(names.iter().map(|(h, &id)| (h.as_str(), id)))?;
+        run.push_new_key(META, meta::NODES_BY_NAME.into(), &Value::ByteObject(index))?;
     }
     Ok(run.finish())
 }
