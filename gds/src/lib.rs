@@ -32,6 +32,7 @@ mod valueref;
 mod bytes;
 #[cfg(not(gds_loom))]
 pub mod check;
+mod column_blocks;
 #[cfg(not(gds_loom))]
 mod dir;
 #[cfg(not(gds_loom))]

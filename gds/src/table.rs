@@ -20,6 +20,7 @@ use std::ops::RangeInclusive;
 use std::sync::{Arc, OnceLock};
 
 use crate::bytes::{same_bytes, slice_at, u16_at, u32_at, u64_at, Encoder, Sink};
+use crate::column_blocks::{self, Blocked, BlockedAt};
 use crate::error::{Error, Result};
 use crate::jobdata::keys::{default_realm, meta, DefaultRealm};
 use crate::layout::{
@@ -765,10 +766,20 @@ impl TableBuilder {
         let columns_off = align(entry_index_off + entry_slots * 4);
         let mut end = columns_off;
         let mut column_mask = 0u32;
+        let mut column_blocks = 0u32;
+        let blocked: [Option<Blocked>; COLUMNS.len()] =
+            std::array::from_fn(|c| Blocked::plan(self.columns[c].as_deref()?, COLUMNS[c].kind));
         for (c, col) in self.columns.iter().enumerate() {
             if col.is_some() {
                 column_mask |= 1 << c;
-                end = align(end) + self.ranks as usize * COLUMNS[c].kind.width();
+                let len = match &blocked[c] {
+                    Some(b) => {
+                        column_blocks |= 1 << c;
+                        b.len()
+                    }
+                    None => self.ranks as usize * COLUMNS[c].kind.width(),
+                };
+                end = align(end) + len;
             }
         }
         let values_off = end.next_multiple_of(VALUE_ALIGN);
@@ -805,6 +816,8 @@ impl TableBuilder {
             entry_index_off,
             columns_off,
             column_mask,
+            column_blocks,
+            blocked,
             values_off,
             total,
         })
@@ -850,6 +863,9 @@ pub(crate) struct Layout<'a> {
     entry_index_off: usize,
     columns_off: usize,
     column_mask: u32,
+    /// Bit `c`: column `c` is stored in blocks (`blocked[c]`).
+    column_blocks: u32,
+    blocked: [Option<Blocked>; COLUMNS.len()],
     values_off: usize,
     total: usize,
 }
@@ -1015,6 +1031,7 @@ impl Layout<'_> {
             put32(&mut head, th + 64, b.ranks);
             put32(&mut head, th + 68, self.column_mask);
             put64(&mut head, th + 72, self.columns_off as u64);
+            put32(&mut head, th + 80, self.column_blocks);
         }
 
         // Keys, key index, strings.
@@ -1116,6 +1133,11 @@ impl Layout<'_> {
         for (c, col) in b.columns.iter().enumerate() {
             let Some(col) = col else { continue };
             off = off.next_multiple_of(REGION_ALIGN);
+            if let Some(blocked) = &self.blocked[c] {
+                blocked.write(col, COLUMNS[c].kind, out, off)?;
+                off += blocked.len();
+                continue;
+            }
             for part in col.chunks(COLUMN_CHUNK) {
                 buf.clear();
                 match COLUMNS[c].kind {
@@ -1151,12 +1173,22 @@ fn dense_node_index(entries: &[(u32, u32)]) -> Box<[u32]> {
     }
 }
 
+/// A present proc column of a mapped table.
+#[derive(Clone, Copy, Debug)]
+struct ColumnAt {
+    kid: u32,
+    /// Byte offset of a plain column.
+    off: usize,
+    /// Where a blocked column's parts are (`column_blocks`).
+    blocked: Option<BlockedAt>,
+}
+
 /// A mapped, validated table.
 pub struct TableView {
     values: ValidatedValues,
     h: TableHeader,
-    /// Per column: (key id, byte offset) when present.
-    columns: [Option<(u32, usize)>; COLUMNS.len()],
+    /// Per column, when present: where it lies.
+    columns: [Option<ColumnAt>; COLUMNS.len()],
     /// Per key id, what the reader learnt about it while validating (process-local, built
     /// once at map time; the shared bytes are never written): lets a get skip the entry index
     /// for the job realm and for realms the key has no entry in.
@@ -1353,7 +1385,8 @@ impl TableView {
             rank_count: r32(64)?,
             column_mask: r32(68)?,
             columns_off: r64(72)?,
-            reserved: [0; 48],
+            column_blocks: r32(80)?,
+            reserved: [0; 44],
         };
         let region = |off: u64, count: u32, size: u64, what: &'static str| -> Result<()> {
             let len = (count as u64)
@@ -1455,7 +1488,7 @@ impl TableView {
             session: meta_u32(meta::SESSION_ID),
             local_node: meta_u32(meta::LOCAL_NODEID),
         };
-        if h.column_mask >> COLUMNS.len() != 0 {
+        if h.column_mask >> COLUMNS.len() != 0 || h.column_blocks & !h.column_mask != 0 {
             return Err(Error::Corrupt("unknown proc column"));
         }
         let mut off = h.columns_off;
@@ -1466,12 +1499,26 @@ impl TableView {
             off = off
                 .checked_next_multiple_of(REGION_ALIGN as u64)
                 .ok_or_else(corrupt("proc columns"))?;
-            let len = h.rank_count as u64 * col.kind.width() as u64;
-            slice_at(view.bytes(), off, len).ok_or_else(corrupt("proc column out of bounds"))?;
+            let width = col.kind.width();
+            let (blocked, len) = if h.column_blocks & (1 << c) != 0 {
+                let (at, len) =
+                    column_blocks::validate(view.bytes(), off as usize, h.rank_count, width)
+                        .ok_or_else(corrupt("blocked proc column"))?;
+                (Some(at), len as u64)
+            } else {
+                let len = h.rank_count as u64 * width as u64;
+                slice_at(view.bytes(), off, len)
+                    .ok_or_else(corrupt("proc column out of bounds"))?;
+                (None, len)
+            };
             let kid = view
                 .key_id(col.key.as_bytes())
                 .ok_or_else(corrupt("proc column key"))?;
-            view.columns[c] = Some((kid, off as usize));
+            view.columns[c] = Some(ColumnAt {
+                kid,
+                off: off as usize,
+                blocked,
+            });
             if let Some(k) = view.keys.get_mut(kid as usize) {
                 k.column = c as u8 + 1;
             }
@@ -1494,18 +1541,23 @@ impl TableView {
         if rank >= self.h.rank_count {
             return None;
         }
-        let (_, off) = *self.columns.get(c)?.as_ref()?;
+        let col = *self.columns.get(c)?.as_ref()?;
         let b = self.bytes();
-        let v = match COLUMNS[c].kind {
-            ColumnKind::Uint16 => match u16_at(b, off + rank as usize * 2)? {
-                u16::MAX => return None,
-                v => ValueRef::Uint16(v),
+        let kind = COLUMNS[c].kind;
+        let raw = match (col.blocked, kind) {
+            (Some(at), kind) => column_blocks::value_at(b, at, rank, kind.width())?,
+            (None, ColumnKind::Uint16) => u16_at(b, col.off + rank as usize * 2)?.into(),
+            (None, _) => u32_at(b, col.off + rank as usize * 4)?,
+        };
+        let v = match kind {
+            // A forged block's line may leave u16: absent, as the pattern is.
+            ColumnKind::Uint16 => match u16::try_from(raw) {
+                Ok(u16::MAX) | Err(_) => return None,
+                Ok(v) => ValueRef::Uint16(v),
             },
-            kind => match u32_at(b, off + rank as usize * 4)? {
-                u32::MAX => return None,
-                v if kind == ColumnKind::ProcRank => ValueRef::ProcRank(v),
-                v => ValueRef::Uint32(v),
-            },
+            _ if raw == u32::MAX => return None,
+            ColumnKind::ProcRank => ValueRef::ProcRank(raw),
+            ColumnKind::Uint32 => ValueRef::Uint32(raw),
         };
         Some(v)
     }
@@ -1692,11 +1744,15 @@ impl TableView {
             let key = self.key_str(u32_at(b, rec + 8)?)?;
             Some((realm, key, ValueRef::from(self.values.value(e)?)))
         });
-        let columns = self.columns.iter().flatten().flat_map(move |&(kid, _)| {
-            (0..self.h.rank_count).filter_map(move |r| {
-                Some((Realm::Proc(r), self.key_str(kid)?, self.column(kid, r)?))
-            })
-        });
+        let columns = self
+            .columns
+            .iter()
+            .flatten()
+            .flat_map(move |&ColumnAt { kid, .. }| {
+                (0..self.h.rank_count).filter_map(move |r| {
+                    Some((Realm::Proc(r), self.key_str(kid)?, self.column(kid, r)?))
+                })
+            });
         entries.chain(columns)
     }
 

@@ -61,11 +61,11 @@ fn newer_major_version_is_refused_and_newer_minor_accepted() {
         get_any(&Reader::attach(w.path()).unwrap()).is_ok(),
         "minor 7 is compatible"
     );
-    poke(&root, 8, &2u16.to_ne_bytes());
+    poke(&root, 8, &3u16.to_ne_bytes());
     assert!(matches!(
         Reader::attach(w.path()),
         Err(Error::Version {
-            major: 2,
+            major: 3,
             minor: 7,
             ..
         })

@@ -1,7 +1,7 @@
 //! Golden segments: docs/format.md, the code and checked-in bytes agree.
 //!
 //! `golden_files_match_the_writer` writes a fixed store and compares every file with
-//! gds/tests/golden/v1.0/ (bytes 48..56 of each header, the writer's pid and uid, are masked).
+//! gds/tests/golden/v2.0/ (bytes 48..56 of each header, the writer's pid and uid, are masked).
 //! `golden_store_opens_and_reads` attaches to a copy of those files. After an intended format
 //! change: update docs/format.md, run with RSHM_BLESS=1 to rewrite the files, review the diff.
 
@@ -13,7 +13,7 @@ use gds::value::types;
 use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1.0")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v2.0")
 }
 
 fn contents() -> Vec<(Realm, &'static str, Value)> {
@@ -44,6 +44,31 @@ fn contents() -> Vec<(Realm, &'static str, Value)> {
     ]
 }
 
+/// A 100-rank table whose proc columns are stored in blocks (format.md "Blocked columns"):
+/// local rank `r % 40` (ranks 64..96: `r % 10`) and node id `r / 40`: one line in blocks 0 and 3,
+/// two pieces in blocks 1 and 2 (a node boundary inside), block 2 of local ranks stored as
+/// values (three boundaries); the app rank is `r` (one line); global rank 70 is absent (its
+/// block stored) and rank 71's is of another type (an entry).
+fn blocked_contents() -> Vec<(Realm, &'static str, Value)> {
+    let mut v = Vec::new();
+    for r in 0..100u32 {
+        let lrank = if (64..96).contains(&r) {
+            r % 10
+        } else {
+            r % 40
+        };
+        v.push((Realm::Proc(r), "pmix.lrank", Value::Uint16(lrank as u16)));
+        v.push((Realm::Proc(r), "pmix.nodeid", Value::Uint32(r / 40)));
+        v.push((Realm::Proc(r), "pmix.apprank", Value::ProcRank(r)));
+        match r {
+            70 => {}
+            71 => v.push((Realm::Proc(r), "pmix.grank", Value::Uint64(71))),
+            r => v.push((Realm::Proc(r), "pmix.grank", Value::ProcRank(r))),
+        }
+    }
+    v
+}
+
 fn write_store(base: &Path) -> Writer {
     let mut w = Writer::create(StoreOptions {
         base_dir: Some(base.to_path_buf()),
@@ -58,6 +83,11 @@ fn write_store(base: &Path) -> Writer {
     }
     let mut tx = w.begin();
     tx.put_table("golden", part::DATA, &t).unwrap();
+    let mut t = TableBuilder::with_ranks(100);
+    for (realm, key, v) in blocked_contents() {
+        t.insert(realm, key, &v).unwrap();
+    }
+    tx.put_table("golden-blocks", part::DATA, &t).unwrap();
     tx.commit().unwrap();
     w
 }
@@ -78,8 +108,9 @@ fn golden_files_match_the_writer() {
         files,
         [
             "rshm-anchor",
-            "rshm-root-0000000000000002",
-            "rshm-tbl-00000001-00-0000000000000001"
+            "rshm-root-0000000000000003",
+            "rshm-tbl-00000001-00-0000000000000001",
+            "rshm-tbl-00000002-00-0000000000000002"
         ]
     );
     let bless = std::env::var_os("RSHM_BLESS").is_some();
@@ -121,5 +152,23 @@ fn golden_store_opens_and_reads() {
             "{key}"
         );
     }
-    assert_eq!(r.stats().generation, 2);
+    for (realm, key, v) in blocked_contents() {
+        assert_eq!(
+            r.get(&pin, "golden-blocks", part::DATA, realm, key)
+                .unwrap()
+                .to_value(),
+            v,
+            "{realm:?} {key}"
+        );
+    }
+    assert!(r
+        .get(
+            &pin,
+            "golden-blocks",
+            part::DATA,
+            Realm::Proc(70),
+            "pmix.grank"
+        )
+        .is_err());
+    assert_eq!(r.stats().generation, 3);
 }

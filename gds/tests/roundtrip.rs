@@ -577,3 +577,124 @@ fn registered(infos: &[gds::value::Info]) -> impl Fn(u32, &str) -> Result<Value,
         .map(|v| v.to_value())
     }
 }
+
+/// Proc columns of every shape read back as written, whichever form the writer chose (plain,
+/// or blocks of lines and stored values: format.md "Blocked columns"); a job laid out by the
+/// maps takes the blocked form, a fraction of the plain one.
+#[test]
+fn proc_columns_of_any_shape_read_back_and_line_shaped_ones_are_stored_small() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut random = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    // (name, rank count, value of rank r or None: absent)
+    type Shape = (String, u32, Box<dyn Fn(u32) -> Option<u32>>);
+    let mut shapes: Vec<Shape> = Vec::new();
+    for ppn in [1u32, 7, 32, 48, 64, 1000] {
+        shapes.push((
+            format!("local ranks, {ppn} per node"),
+            1003,
+            Box::new(move |r| Some(r % ppn)),
+        ));
+        shapes.push((
+            format!("node ids, {ppn} per node"),
+            1003,
+            Box::new(move |r| Some(r / ppn)),
+        ));
+    }
+    shapes.push((
+        "cyclic over 13 nodes".into(),
+        1000,
+        Box::new(|r| Some(r % 13)),
+    ));
+    shapes.push((
+        "counting down, wrapping".into(),
+        999,
+        Box::new(|r| Some(5u32.wrapping_sub(r) & 0x7fff)),
+    ));
+    shapes.push((
+        "a hole every 37 ranks".into(),
+        1000,
+        Box::new(|r| (r % 37 != 0).then_some(r)),
+    ));
+    shapes.push((
+        "steps of 2^31 are not lines".into(),
+        64,
+        Box::new(|r| Some((r & 1) << 15)),
+    ));
+    let values: Vec<u32> = (0..1000).map(|_| (random() % 60000) as u32).collect();
+    shapes.push((
+        "random".into(),
+        1000,
+        Box::new(move |r| Some(values[r as usize])),
+    ));
+    shapes.push(("one rank".into(), 1, Box::new(|_| Some(9))));
+
+    for (name, ranks, value) in &shapes {
+        let base = common::base_dir();
+        let mut w = Writer::create(common::opts(base.path())).unwrap();
+        let mut t = TableBuilder::with_ranks(*ranks);
+        for r in 0..*ranks {
+            if let Some(v) = value(r) {
+                t.insert(Realm::Proc(r), "pmix.lrank", &Value::Uint16(v as u16))
+                    .unwrap();
+                t.insert(Realm::Proc(r), "pmix.nodeid", &Value::Uint32(v))
+                    .unwrap();
+                t.insert(
+                    Realm::Proc(r),
+                    "pmix.grank",
+                    &Value::ProcRank(v.wrapping_mul(3)),
+                )
+                .unwrap();
+            }
+        }
+        let mut tx = w.begin();
+        tx.put_table("cols", part::DATA, &t).unwrap();
+        tx.commit().unwrap();
+        let r = Reader::attach(w.path()).unwrap();
+        let pin = r.pin();
+        let get = |rank, key| {
+            r.get(&pin, "cols", part::DATA, Realm::Proc(rank), key)
+                .map(|v| v.to_value())
+        };
+        for rank in 0..*ranks + 40 {
+            let want = (rank < *ranks).then(|| value(rank)).flatten();
+            let got = (
+                get(rank, "pmix.lrank"),
+                get(rank, "pmix.nodeid"),
+                get(rank, "pmix.grank"),
+            );
+            match want {
+                Some(v) => assert_eq!(
+                    (got.0.unwrap(), got.1.unwrap(), got.2.unwrap()),
+                    (
+                        Value::Uint16(v as u16),
+                        Value::Uint32(v),
+                        Value::ProcRank(v.wrapping_mul(3))
+                    ),
+                    "{name}: rank {rank}"
+                ),
+                None => assert!(
+                    matches!(
+                        got,
+                        (
+                            Err(Error::NotFound),
+                            Err(Error::NotFound),
+                            Err(Error::NotFound)
+                        )
+                    ),
+                    "{name}: rank {rank}: {got:?}"
+                ),
+            }
+        }
+        // 10 bytes per rank plain; from 32 ranks per node the three columns are two pieces of
+        // lines per block (16 bytes per 32 ranks each).
+        if name.ends_with(", 48 per node") || name.ends_with(", 64 per node") {
+            let len = r.table(&pin, "cols", part::DATA).unwrap().mapped_len();
+            assert!(len < 4096 + 3 * 600, "{name}: {len} bytes");
+        }
+    }
+}

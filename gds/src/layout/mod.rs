@@ -10,7 +10,7 @@ use core::mem::{offset_of, size_of};
 /// `magic`: ASCII "RSHMSEG" and a 0 byte.
 pub const MAGIC: [u8; 8] = *b"RSHMSEG\0";
 /// Format major version: a reader refuses any other.
-pub const FORMAT_MAJOR: u16 = 1;
+pub const FORMAT_MAJOR: u16 = 2;
 /// Format minor version: compatible additions; readers accept larger minors.
 pub const FORMAT_MINOR: u16 = 0;
 /// `byte_order` word as written natively.
@@ -137,13 +137,15 @@ pub struct TableHeader {
     pub rank_count: u32,
     pub column_mask: u32,
     pub columns_off: u64,
-    pub reserved: [u8; 48],
+    pub column_blocks: u32,
+    pub reserved: [u8; 44],
 }
 const _: () = {
     assert!(size_of::<TableHeader>() == 128);
     assert!(offset_of!(TableHeader, rank_count) == 64);
     assert!(offset_of!(TableHeader, column_mask) == 68);
     assert!(offset_of!(TableHeader, columns_off) == 72);
+    assert!(offset_of!(TableHeader, column_blocks) == 80);
     assert!(offset_of!(TableHeader, keys_off) == 8);
     assert!(offset_of!(TableHeader, key_index_off) == 16);
     assert!(offset_of!(TableHeader, strings_off) == 24);
