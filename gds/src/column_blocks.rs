@@ -9,7 +9,10 @@
 //! each instead of 2-4 MiB (20 bytes per rank): less shared memory, and the column a random
 //! rank's Get reads fits the 1 MiB L2 of this machine's cores.
 //!
-//! The writer chooses per column: blocks when they are smaller than the plain column.
+//! The writer chooses per column: blocks when the plain column is larger than
+//! [`PLAIN_UP_TO`] (a builder can lower it) and the blocks are smaller. A small plain column
+//! stays in L1/L2 next to its neighbours, and reading it skips the decode (~4 ns measured at
+//! 1k-10k ranks in the scale harness, docs/performance.md).
 
 #![forbid(unsafe_code)]
 
@@ -17,6 +20,9 @@ use crate::bytes::{u16_at, u32_at, Sink};
 use crate::error::Result;
 use crate::layout::ColumnKind;
 
+/// The largest plain column a writer keeps plain by default (bytes): 32,768 ranks of a 2-byte
+/// column, 16,384 of a 4-byte one.
+pub const PLAIN_UP_TO: usize = 64 * 1024;
 /// Ranks per block.
 pub(crate) const BLOCK_RANKS: usize = 32;
 /// A descriptor's `step` that marks a block stored as its values.
@@ -46,11 +52,14 @@ pub(crate) struct Blocked {
 }
 
 impl Blocked {
-    /// The blocked form of `col` (a builder's column of `kind`), when it is smaller than the
-    /// plain column.
-    pub(crate) fn plan(col: &[u32], kind: ColumnKind) -> Option<Blocked> {
+    /// The blocked form of `col` (a builder's column of `kind`), when the plain column is larger
+    /// than `plain_up_to` bytes and the blocks are smaller than it.
+    pub(crate) fn plan(col: &[u32], kind: ColumnKind, plain_up_to: usize) -> Option<Blocked> {
         let width = kind.width();
         let plain = col.len() * width;
+        if plain <= plain_up_to {
+            return None;
+        }
         let blocks = col.len().div_ceil(BLOCK_RANKS);
         let mut b = Blocked {
             descs: Vec::with_capacity(blocks),
@@ -230,7 +239,7 @@ mod tests {
     use super::*;
 
     fn written(col: &[u32], kind: ColumnKind) -> Vec<u8> {
-        let b = Blocked::plan(col, kind).expect("blocked");
+        let b = Blocked::plan(col, kind, 0).expect("blocked");
         let mut out = vec![0u8; b.len()];
         b.write(col, kind, &mut out[..], 0).unwrap();
         out
@@ -245,12 +254,12 @@ mod tests {
                 _ => r,
             })
             .collect();
-        let b = Blocked::plan(&col, ColumnKind::Uint32).unwrap();
+        let b = Blocked::plan(&col, ColumnKind::Uint32, 0).unwrap();
         // Blocks 0 and 1 hold several node boundaries, block 2 alternates by 2^31: stored; the
         // rest count up: lines.
         assert_eq!(b.dense.len(), 3);
         let col: Vec<u32> = (0..96).collect();
-        assert!(Blocked::plan(&col, ColumnKind::Uint32)
+        assert!(Blocked::plan(&col, ColumnKind::Uint32, 0)
             .unwrap()
             .dense
             .is_empty());
@@ -284,9 +293,9 @@ mod tests {
         let col: Vec<u32> = (0..100u32)
             .map(|r| r.wrapping_mul(2654435761) % 1000)
             .collect();
-        assert!(Blocked::plan(&col, ColumnKind::Uint16).is_none());
+        assert!(Blocked::plan(&col, ColumnKind::Uint16, 0).is_none());
         assert!(
-            Blocked::plan(&[5], ColumnKind::Uint32).is_none(),
+            Blocked::plan(&[5], ColumnKind::Uint32, 0).is_none(),
             "1 rank: 4 bytes plain"
         );
     }

@@ -187,6 +187,8 @@ pub struct TableBuilder {
     /// Whether a column's key was ever stored as an entry of a proc (so a column insert must
     /// evict it); false in the common case, which keeps column inserts free of hashing.
     column_key_in_entries: [bool; COLUMNS.len()],
+    /// [`TableBuilder::block_columns_above`]; `None`: [`column_blocks::PLAIN_UP_TO`].
+    plain_columns_up_to: Option<usize>,
 }
 
 /// The column of `key`, if it has one.
@@ -262,6 +264,16 @@ impl TableBuilder {
             ranks,
             ..Self::default()
         }
+    }
+
+    /// Store a proc column in blocks (format.md "Blocked columns") only when its plain form
+    /// is larger than `plain_bytes` (default 64 KiB: a smaller column stays cached and skips
+    /// the decode) and the
+    /// blocks are smaller. 0 blocks every column that blocks make smaller: for tests of the
+    /// blocked form with a few ranks.
+    pub fn block_columns_above(&mut self, plain_bytes: usize) -> &mut Self {
+        self.plain_columns_up_to = Some(plain_bytes);
+        self
     }
 
     /// Room for `entries` more entries, `keys` more keys and `bytes` more bytes of values:
@@ -767,8 +779,12 @@ impl TableBuilder {
         let mut end = columns_off;
         let mut column_mask = 0u32;
         let mut column_blocks = 0u32;
-        let blocked: [Option<Blocked>; COLUMNS.len()] =
-            std::array::from_fn(|c| Blocked::plan(self.columns[c].as_deref()?, COLUMNS[c].kind));
+        let blocked: [Option<Blocked>; COLUMNS.len()] = std::array::from_fn(|c| {
+            let up_to = self
+                .plain_columns_up_to
+                .unwrap_or(column_blocks::PLAIN_UP_TO);
+            Blocked::plan(self.columns[c].as_deref()?, COLUMNS[c].kind, up_to)
+        });
         for (c, col) in self.columns.iter().enumerate() {
             if col.is_some() {
                 column_mask |= 1 << c;

@@ -84,6 +84,7 @@ fn write_store(base: &Path) -> Writer {
     let mut tx = w.begin();
     tx.put_table("golden", part::DATA, &t).unwrap();
     let mut t = TableBuilder::with_ranks(100);
+    t.block_columns_above(0);
     for (realm, key, v) in blocked_contents() {
         t.insert(realm, key, &v).unwrap();
     }

@@ -637,6 +637,7 @@ fn proc_columns_of_any_shape_read_back_and_line_shaped_ones_are_stored_small() {
         let base = common::base_dir();
         let mut w = Writer::create(common::opts(base.path())).unwrap();
         let mut t = TableBuilder::with_ranks(*ranks);
+        t.block_columns_above(0);
         for r in 0..*ranks {
             if let Some(v) = value(r) {
                 t.insert(Realm::Proc(r), "pmix.lrank", &Value::Uint16(v as u16))
@@ -696,5 +697,40 @@ fn proc_columns_of_any_shape_read_back_and_line_shaped_ones_are_stored_small() {
             let len = r.table(&pin, "cols", part::DATA).unwrap().mapped_len();
             assert!(len < 4096 + 3 * 600, "{name}: {len} bytes");
         }
+    }
+}
+
+#[test]
+fn a_builder_keeps_proc_columns_of_up_to_64_kib_plain_and_blocks_larger_ones() {
+    // pmix.lrank is a 2-byte column: 32,768 ranks are 64 KiB plain, the largest kept plain.
+    for (ranks, blocked) in [(32_768u32, false), (32_769, true)] {
+        let base = common::base_dir();
+        let mut w = Writer::create(common::opts(base.path())).unwrap();
+        let mut t = TableBuilder::with_ranks(ranks);
+        for r in 0..ranks {
+            t.insert(
+                Realm::Proc(r),
+                "pmix.lrank",
+                &Value::Uint16((r % 64) as u16),
+            )
+            .unwrap();
+        }
+        let mut tx = w.begin();
+        tx.put_table("cols", part::DATA, &t).unwrap();
+        tx.commit().unwrap();
+        let r = Reader::attach(w.path()).unwrap();
+        let pin = r.pin();
+        for rank in [0, 63, 64, 1000, ranks - 1] {
+            assert_eq!(
+                r.get(&pin, "cols", part::DATA, Realm::Proc(rank), "pmix.lrank")
+                    .unwrap()
+                    .to_value(),
+                Value::Uint16((rank % 64) as u16),
+                "{ranks} ranks: rank {rank}"
+            );
+        }
+        // Blocked: 16 bytes per 32 ranks, ~16 KiB; plain: 64 KiB and more.
+        let len = r.table(&pin, "cols", part::DATA).unwrap().mapped_len();
+        assert_eq!(len < 32 * 1024, blocked, "{ranks} ranks: {len} bytes");
     }
 }
