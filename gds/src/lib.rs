@@ -13,7 +13,8 @@
 //!   epoch-protected snapshots (the only part built under `gds_loom`).
 //! - `dir`: the store directory: naming, safe creation, ownership, sweeping dead stores.
 //! - `prefault`: page faults of large new buffers taken ahead on another core.
-//! - `table`, `root`: encoding and lookup of the two immutable segment kinds.
+//! - `table`, `root`: encoding and lookup of the two immutable segment kinds; `column_blocks`:
+//!   proc columns stored in blocks of 32 ranks.
 //! - `writer`, `reader`: the public store API.
 
 pub mod error;
@@ -32,6 +33,7 @@ mod valueref;
 mod bytes;
 #[cfg(not(gds_loom))]
 pub mod check;
+#[cfg(not(gds_loom))]
 mod column_blocks;
 #[cfg(not(gds_loom))]
 mod dir;
