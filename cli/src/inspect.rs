@@ -54,6 +54,21 @@ pub fn dump(argv: &[String]) -> Result<(), String> {
             t.len(),
             t.mapped_len()
         );
+        for c in t.column_shapes() {
+            let form = match c.blocks {
+                None => "plain".to_string(),
+                Some((blocks, stored)) => {
+                    format!("{blocks} blocks of 32 ranks, {stored} stored as values")
+                }
+            };
+            println!(
+                "  column {:<12} {} ranks x {} B: {} bytes, {form}",
+                c.key,
+                t.rank_count(),
+                c.width,
+                c.bytes
+            );
+        }
         if a.opt("ns").is_some_and(|want| want == ns) {
             for (realm, key, v) in t.entries().take(limit) {
                 println!(

@@ -86,6 +86,47 @@ fn another_process_refuses_a_store_of_an_unknown_major_version() {
 }
 
 #[test]
+fn dump_shows_each_proc_column_and_whether_it_is_stored_in_blocks() {
+    let base = base();
+    let mut w = Writer::create(opts(base.path())).unwrap();
+    // 40,000 ranks on nodes of 64: lrank (2 B, 80,000 bytes plain) is blocked; 100 ranks of
+    // a cyclic node id stay plain.
+    let mut big = TableBuilder::with_ranks(40_000);
+    for r in 0..40_000u32 {
+        big.insert(
+            Realm::Proc(r),
+            "pmix.lrank",
+            &Value::Uint16((r % 64) as u16),
+        )
+        .unwrap();
+    }
+    let mut small = TableBuilder::with_ranks(100);
+    for r in 0..100u32 {
+        small
+            .insert(Realm::Proc(r), "pmix.nodeid", &Value::Uint32(r % 7))
+            .unwrap();
+    }
+    let mut tx = w.begin();
+    tx.put_table("big", part::DATA, &big).unwrap();
+    tx.put_table("small", part::DATA, &small).unwrap();
+    tx.commit().unwrap();
+    let out = rshm().arg("dump").arg(w.path()).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 1,250 blocks: 8 bytes of head + 16 bytes each.
+    assert!(
+        text.contains(
+            "column pmix.lrank   40000 ranks x 2 B: 20008 bytes, 1250 blocks of 32 ranks, 0 stored as values"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("column pmix.nodeid  100 ranks x 4 B: 400 bytes, plain"),
+        "{text}"
+    );
+}
+
+#[test]
 fn sweep_removes_the_store_of_a_dead_writer_and_keeps_live_ones() {
     let base = base();
     // A store whose writer pid cannot exist (pid_max is below 2^22 + 1 on Linux).

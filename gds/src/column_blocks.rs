@@ -89,7 +89,7 @@ impl Blocked {
 
     /// Bytes of the blocked column.
     pub(crate) fn len(&self) -> usize {
-        HEAD + self.blocks * DESC + self.dense.len() * BLOCK_RANKS * self.width
+        blocked_len(self.blocks, self.dense.len(), self.width)
     }
 
     /// Write the blocked form of `col` (the column [`Blocked::plan`] was given) at `off`, into
@@ -201,6 +201,20 @@ pub(crate) fn validate(
         }
     }
     Some((BlockedAt { descs, dense }, end - off))
+}
+
+/// Blocks, and blocks stored as values, of the validated blocked column `at` of `ranks` ranks
+/// (for inspection: `rshm dump`).
+pub(crate) fn shape(b: &[u8], at: BlockedAt, ranks: u32) -> (usize, usize) {
+    let blocks = (ranks as usize).div_ceil(BLOCK_RANKS);
+    // `validate` read `dense_blocks` at this offset.
+    let stored = u32_at(b, at.descs - HEAD).unwrap_or(0) as usize;
+    (blocks, stored)
+}
+
+/// Bytes of a blocked column of `blocks` blocks, `stored` of them as `width`-byte values.
+pub(crate) fn blocked_len(blocks: usize, stored: usize, width: usize) -> usize {
+    HEAD + blocks * DESC + stored * BLOCK_RANKS * width
 }
 
 /// The stored value of `rank` in the validated blocked column `at` (`rank` below its ranks).

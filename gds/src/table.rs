@@ -1199,6 +1199,20 @@ struct ColumnAt {
     blocked: Option<BlockedAt>,
 }
 
+/// How a table stores one of its proc columns (format.md "Proc columns", "Blocked columns"):
+/// what `rshm dump` shows an admin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnShape {
+    /// The column's key (`pmix.lrank`, ...).
+    pub key: &'static str,
+    /// Bytes per value.
+    pub width: usize,
+    /// Bytes the column takes in the segment.
+    pub bytes: usize,
+    /// Blocked: (blocks of 32 ranks, blocks stored as values); `None`: plain.
+    pub blocks: Option<(usize, usize)>,
+}
+
 /// A mapped, validated table.
 pub struct TableView {
     values: ValidatedValues,
@@ -1770,6 +1784,28 @@ impl TableView {
                 })
             });
         entries.chain(columns)
+    }
+
+    /// The table's proc columns, in column order, and how each is stored.
+    pub fn column_shapes(&self) -> impl Iterator<Item = ColumnShape> + '_ {
+        COLUMNS.iter().zip(&self.columns).filter_map(|(col, at)| {
+            let width = col.kind.width();
+            let ranks = self.h.rank_count;
+            let (bytes, blocks) = match at.as_ref()?.blocked {
+                Some(b) => {
+                    let (blocks, stored) = column_blocks::shape(self.bytes(), b, ranks);
+                    let len = column_blocks::blocked_len(blocks, stored, width);
+                    (len, Some((blocks, stored)))
+                }
+                None => (ranks as usize * width, None),
+            };
+            Some(ColumnShape {
+                key: col.key,
+                width,
+                bytes,
+                blocks,
+            })
+        })
     }
 
     /// Number of entries (not counting proc-column values).

@@ -730,7 +730,16 @@ fn a_builder_keeps_proc_columns_of_up_to_64_kib_plain_and_blocks_larger_ones() {
             );
         }
         // Blocked: 16 bytes per 32 ranks, ~16 KiB; plain: 64 KiB and more.
-        let len = r.table(&pin, "cols", part::DATA).unwrap().mapped_len();
+        let t = r.table(&pin, "cols", part::DATA).unwrap();
+        let len = t.mapped_len();
         assert_eq!(len < 32 * 1024, blocked, "{ranks} ranks: {len} bytes");
+        let shapes: Vec<_> = t.column_shapes().collect();
+        assert_eq!(shapes.len(), 1);
+        assert_eq!(shapes[0].key, "pmix.lrank");
+        assert_eq!(
+            shapes[0].blocks,
+            blocked.then_some(((ranks as usize).div_ceil(32), 0)),
+            "{ranks} ranks"
+        );
     }
 }
