@@ -7,19 +7,13 @@ use gds::{part, Error, Reader, Realm, TableBuilder, Value, Writer};
 
 #[test]
 fn every_value_type_round_trips_through_a_published_store() {
-    let base = common::base_dir();
-    let mut w = Writer::create(common::opts(base.path())).unwrap();
     let values = common::every_value();
     let mut t = TableBuilder::new();
     for (i, (key, v)) in values.iter().enumerate() {
         t.insert(Realm::Proc(i as u32), key, v).unwrap();
         t.insert(Realm::Job, key, v).unwrap();
     }
-    let mut tx = w.begin();
-    tx.put_table("ns-all-types", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
-
-    let r = Reader::attach(w.path()).unwrap();
+    let (_base, _w, r) = common::published("ns-all-types", &t);
     let pin = r.pin();
     for (i, (key, v)) in values.iter().enumerate() {
         let got = r
@@ -45,15 +39,10 @@ fn every_value_type_round_trips_through_a_published_store() {
 
 #[test]
 fn absent_namespace_key_and_realm_are_not_found() {
-    let base = common::base_dir();
-    let mut w = Writer::create(common::opts(base.path())).unwrap();
     let mut t = TableBuilder::new();
     t.insert(Realm::Proc(0), "k", &gds::Value::Uint32(1))
         .unwrap();
-    let mut tx = w.begin();
-    tx.put_table("ns", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
-    let r = Reader::attach(w.path()).unwrap();
+    let (_base, _w, r) = common::published("ns", &t);
     let pin = r.pin();
     assert!(matches!(
         r.get(&pin, "other", part::DATA, Realm::Proc(0), "k"),
@@ -136,8 +125,6 @@ fn writer_refuses_bad_arguments_with_typed_errors() {
 #[test]
 fn standard_proc_keys_live_in_dense_columns_and_other_types_fall_back_to_entries() {
     use gds::value::types;
-    let base = common::base_dir();
-    let mut w = Writer::create(common::opts(base.path())).unwrap();
     let ranks = 1000u32;
     let mut t = TableBuilder::with_ranks(ranks);
     for r in 0..ranks {
@@ -163,11 +150,7 @@ fn standard_proc_keys_live_in_dense_columns_and_other_types_fall_back_to_entries
     t.insert(Realm::Proc(9), "pmix.grank", &gds::Value::ProcRank(99))
         .unwrap();
     assert!(t.remove(Realm::Proc(10), "pmix.grank"));
-    let mut tx = w.begin();
-    tx.put_table("cols", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
-
-    let r = Reader::attach(w.path()).unwrap();
+    let (_base, _w, r) = common::published("cols", &t);
     let pin = r.pin();
     let get = |rank, key| {
         r.get(&pin, "cols", part::DATA, Realm::Proc(rank), key)
@@ -220,8 +203,6 @@ fn standard_proc_keys_live_in_dense_columns_and_other_types_fall_back_to_entries
 
 #[test]
 fn values_replaced_again_and_again_keep_the_builder_small_and_the_latest_value() {
-    let base = common::base_dir();
-    let mut w = Writer::create(common::opts(base.path())).unwrap();
     let mut t = TableBuilder::new();
     // 3,000 replacements of 1 KiB values on 10 keys: the builder's arena compacts (its
     // garbage would otherwise be 3 MiB against 10 KiB of live values).
@@ -240,10 +221,7 @@ fn values_replaced_again_and_again_keep_the_builder_small_and_the_latest_value()
         "encoded {} bytes for 19 live values",
         bytes.len()
     );
-    let mut tx = w.begin();
-    tx.put_table("ns", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
-    let r = Reader::attach(w.path()).unwrap();
+    let (_base, _w, r) = common::published("ns", &t);
     let pin = r.pin();
     for k in 0..9u32 {
         let v = r
@@ -557,12 +535,7 @@ fn proc_arrays_with_other_keys_merge_as_one_run() {
 fn registered(infos: &[gds::value::Info]) -> impl Fn(u32, &str) -> Result<Value, Error> {
     use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
     let (t, _) = jobdata::build(Some(&synthetic::host(0)), infos).unwrap();
-    let base = common::base_dir();
-    let mut w = Writer::create(common::opts(base.path())).unwrap();
-    let mut tx = w.begin();
-    tx.put_table("ns", part::DATA, &t).unwrap();
-    tx.commit().unwrap();
-    let r = Reader::attach(w.path()).unwrap();
+    let (base, w, r) = common::published("ns", &t);
     move |rank, key| {
         let _keep = (&base, &w);
         let pin = r.pin();
@@ -634,8 +607,6 @@ fn proc_columns_of_any_shape_read_back_and_line_shaped_ones_are_stored_small() {
     shapes.push(("one rank".into(), 1, Box::new(|_| Some(9))));
 
     for (name, ranks, value) in &shapes {
-        let base = common::base_dir();
-        let mut w = Writer::create(common::opts(base.path())).unwrap();
         let mut t = TableBuilder::with_ranks(*ranks);
         t.block_columns_above(0);
         for r in 0..*ranks {
@@ -652,10 +623,7 @@ fn proc_columns_of_any_shape_read_back_and_line_shaped_ones_are_stored_small() {
                 .unwrap();
             }
         }
-        let mut tx = w.begin();
-        tx.put_table("cols", part::DATA, &t).unwrap();
-        tx.commit().unwrap();
-        let r = Reader::attach(w.path()).unwrap();
+        let (_base, _w, r) = common::published("cols", &t);
         let pin = r.pin();
         let get = |rank, key| {
             r.get(&pin, "cols", part::DATA, Realm::Proc(rank), key)
@@ -704,8 +672,6 @@ fn proc_columns_of_any_shape_read_back_and_line_shaped_ones_are_stored_small() {
 fn a_builder_keeps_proc_columns_of_up_to_64_kib_plain_and_blocks_larger_ones() {
     // pmix.lrank is a 2-byte column: 32,768 ranks are 64 KiB plain, the largest kept plain.
     for (ranks, blocked) in [(32_768u32, false), (32_769, true)] {
-        let base = common::base_dir();
-        let mut w = Writer::create(common::opts(base.path())).unwrap();
         let mut t = TableBuilder::with_ranks(ranks);
         for r in 0..ranks {
             t.insert(
@@ -715,10 +681,7 @@ fn a_builder_keeps_proc_columns_of_up_to_64_kib_plain_and_blocks_larger_ones() {
             )
             .unwrap();
         }
-        let mut tx = w.begin();
-        tx.put_table("cols", part::DATA, &t).unwrap();
-        tx.commit().unwrap();
-        let r = Reader::attach(w.path()).unwrap();
+        let (_base, _w, r) = common::published("cols", &t);
         let pin = r.pin();
         for rank in [0, 63, 64, 1000, ranks - 1] {
             assert_eq!(

@@ -236,3 +236,19 @@ pub fn wait_until(limit: std::time::Duration, done: impl Fn() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
+
+/// A store in a private directory that holds `table` as namespace `ns` (part DATA), and a
+/// reader attached to it. Keep all three alive while reading: dropping the writer removes its
+/// store, dropping the directory removes everything.
+pub fn published(
+    ns: &str,
+    table: &gds::TableBuilder,
+) -> (tempfile::TempDir, gds::Writer, gds::Reader) {
+    let base = base_dir();
+    let mut w = gds::Writer::create(opts(base.path())).unwrap();
+    let mut tx = w.begin();
+    tx.put_table(ns, gds::part::DATA, table).unwrap();
+    tx.commit().unwrap();
+    let r = gds::Reader::attach(w.path()).unwrap();
+    (base, w, r)
+}
