@@ -22,7 +22,7 @@ use crate::layout::ColumnKind;
 
 /// The largest plain column a writer keeps plain by default (bytes): 32,768 ranks of a 2-byte
 /// column, 16,384 of a 4-byte one.
-pub const PLAIN_UP_TO: usize = 64 * 1024;
+pub(crate) const PLAIN_UP_TO: usize = 64 * 1024;
 /// Ranks per block.
 pub(crate) const BLOCK_RANKS: usize = 32;
 /// A descriptor's `step` that marks a block stored as its values.
@@ -218,8 +218,8 @@ pub(crate) fn blocked_len(blocks: usize, stored: usize, width: usize) -> usize {
 }
 
 /// The stored value of `rank` in the validated blocked column `at` (`rank` below its ranks).
-/// Inlined into every proc Get: a line is one 8-byte read and a multiply; a stored block's
-/// read is out of line.
+/// Inlined into every proc Get of a blocked column: a line is one 16-byte descriptor read, two
+/// selects and a multiply; a stored block's read is out of line.
 #[inline]
 pub(crate) fn value_at(b: &[u8], at: BlockedAt, rank: u32, width: usize) -> Option<u32> {
     let i = (rank as usize % BLOCK_RANKS) as u32;

@@ -268,9 +268,8 @@ impl TableBuilder {
 
     /// Store a proc column in blocks (format.md "Blocked columns") only when its plain form
     /// is larger than `plain_bytes` (default 64 KiB: a smaller column stays cached and skips
-    /// the decode) and the
-    /// blocks are smaller. 0 blocks every column that blocks make smaller: for tests of the
-    /// blocked form with a few ranks.
+    /// the decode) and the blocks are smaller. 0 blocks every column that blocks make smaller:
+    /// for tests of the blocked form with a few ranks.
     pub fn block_columns_above(&mut self, plain_bytes: usize) -> &mut Self {
         self.plain_columns_up_to = Some(plain_bytes);
         self

@@ -94,6 +94,8 @@ fn find_in(index: &[u8], host: &[u8]) -> Option<u32> {
     None
 }
 
+/// Little-endian, as value contents are (rkyv's `value_format`); `crate::bytes::u32_at` reads
+/// the segment's own records, in native order.
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     let bytes = b.get(at..at.checked_add(4)?)?;
     Some(u32::from_le_bytes(bytes.try_into().ok()?))

@@ -1125,9 +1125,9 @@ pub fn build<I: RegInfo>(
     };
 
     let mut t = TableBuilder::with_ranks(job_size);
-    // The node realm and the node lookup by name go to a run of their own: per node its id,
-    // hostname, sizes, leader, name lookup (the meta key), and its peers list (~7 bytes a
-    // rank), each padded to 16 bytes. (The entries inserted one by one are a few job keys.)
+    // The node realm and the hostname index go to a run of their own: per node its id,
+    // hostname, sizes, leader and peers list (~7 bytes a rank), each padded to 16 bytes, then
+    // the index (~34 bytes a node). (The entries inserted one by one are a few job keys.)
     let nodes = hosts.len().max(per_node.len()).max(l.node_arrays.len());
     let node_arena: Vec<u8> = Vec::with_capacity(job_size as usize * 8 + nodes * 128);
     prefault.vec(&node_arena);
@@ -1205,7 +1205,7 @@ pub fn build<I: RegInfo>(
         for &(info, session) in &l.ops {
             apply.op(&mut t, info, session, &mut node_arrays)?;
         }
-        // The node realm, and the node lookup by name (a meta key per node).
+        // The node realm, and the hostname index (one meta value).
         let run = node_realm::node_run(hosts, per_node, node_arrays, &node_ids, node_arena)?;
         t.merge_run(run, NO_GROUP)?;
         Ok::<_, Error>(())

@@ -1,9 +1,9 @@
 //! The node realm of a registration and the node lookup by name, made as one sorted run: what
 //! the maps give each node (its hostname, id, local size, leader and peers), overridden by the
-//! node arrays in document order, then the hostname index (`jobdata::node_names`). Made node by node with no
-//! hashing per entry: at 1M ranks on 15,625 nodes that is ~110k entries, which inserted one by
-//! one (the maps' value, then the array's again) took ~130 ms of the registration
-//! (docs/performance.md).
+//! node arrays in document order, then the hostname index (`jobdata::node_names`). Made node
+//! by node with no hashing per entry: at 1M ranks on 15,625 nodes that is ~110k entries, which
+//! inserted one by one (the maps' value, then the array's again) took ~130 ms of the
+//! registration (docs/performance.md).
 
 use super::{bad, infos_of, peers_list, sorted_ranks, RegInfo};
 use crate::error::Result;
