@@ -86,8 +86,8 @@ impl Client {
     /// 5.3/5.4 for posted data (then the job data, for non-reserved keys the host registered).
     #[inline(always)]
     pub fn get<'p>(
-        &self,
-        pin: &'p Pin,
+        &'p self,
+        pin: &'p Pin<'_>,
         ns: &str,
         rank: u32,
         key: &str,
@@ -110,8 +110,8 @@ impl Client {
     /// [`Client::get`] for everything else: the retrieval rules in full, posted data.
     #[inline(never)]
     fn get_general<'p>(
-        &self,
-        pin: &'p Pin,
+        &'p self,
+        pin: &'p Pin<'_>,
         ns: &str,
         rank: u32,
         key: &str,
@@ -150,8 +150,8 @@ impl Client {
 
     /// The posted-data half of [`Client::get`] (5.3, 5.4).
     fn posted_get<'p>(
-        &self,
-        pin: &'p Pin,
+        &'p self,
+        pin: &'p Pin<'_>,
         ns: &str,
         target: TargetRank,
         key: &str,

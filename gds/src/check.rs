@@ -16,7 +16,7 @@ use crate::table::TableView;
 /// Returns the number of values read.
 pub fn table_bytes(bytes: &[u8], probes: &[(Realm, &str)]) -> Result<usize> {
     let map = Arc::new(RoMap::copy_of(bytes)?);
-    check_header(map.bytes(), Kind::Table)?;
+    check_header(&map, Kind::Table)?;
     let t = TableView::new(map)?;
     let mut n = 0;
     for (_, key, v) in t.entries() {
@@ -35,7 +35,7 @@ pub fn table_bytes(bytes: &[u8], probes: &[(Realm, &str)]) -> Result<usize> {
 /// Check a root segment's bytes, list every reference and look up `names`.
 pub fn root_bytes(bytes: &[u8], names: &[&str]) -> Result<usize> {
     let map = Arc::new(RoMap::copy_of(bytes)?);
-    check_header(map.bytes(), Kind::Root)?;
+    check_header(&map, Kind::Root)?;
     let root = RootView::new(map)?;
     let listed = (0..root.len()).filter_map(|i| root.get(i)).count();
     let found = names.iter().filter_map(|n| root.find(n, 0)).count();

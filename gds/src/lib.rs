@@ -17,6 +17,8 @@
 //!   proc columns stored in blocks of 32 ranks.
 //! - `writer`, `reader`: the public store API.
 
+#![deny(unsafe_code)]
+
 pub mod error;
 #[cfg(not(gds_loom))]
 pub mod jobdata;
@@ -39,6 +41,8 @@ mod column_blocks;
 mod dir;
 #[cfg(not(gds_loom))]
 mod prefault;
+// The one module allowed `unsafe`; every other module is covered by the crate-level deny.
+#[allow(unsafe_code)]
 mod raw;
 #[cfg(not(gds_loom))]
 mod reader;

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -19,9 +20,9 @@ use crate::dir::StoreDir;
 use crate::error::{Error, Result};
 use crate::layout::{Kind, Realm, ROOT_GEN_OFF};
 use crate::protocol;
-use crate::raw::{atomic_u64, RoMap, SnapshotCell};
+use crate::raw::{SharedWords, SnapshotCell};
 use crate::root::RootView;
-use crate::segment::{self, root_name, table_name, ANCHOR_NAME};
+use crate::segment::{self, root_name, table_name};
 use crate::sync::epoch;
 use crate::table::TableView;
 use crate::valueref::ValueRef;
@@ -33,8 +34,20 @@ pub const ENV_STORE: &str = "RSHM_STORE";
 /// anchor and our open of the file (it means a newer one is already published).
 const STALE_RETRIES: usize = 64;
 
-/// A pinned thread: values borrowed through it stay valid until it is dropped.
-pub struct Pin(epoch::Guard);
+/// A pinned thread of one [`Reader`]: values borrowed through it stay valid until it is
+/// dropped, and it borrows the reader, which cannot be dropped while a pin is out.
+///
+/// ```compile_fail,E0505
+/// # fn f(r: gds::Reader) {
+/// let pin = r.pin();
+/// drop(r); // the pin still borrows the reader
+/// drop(pin);
+/// # }
+/// ```
+pub struct Pin<'r> {
+    guard: epoch::Guard,
+    _reader: PhantomData<&'r Reader>,
+}
 
 /// One generation of the store as this process sees it.
 /// How many (namespace, part) lookups a snapshot remembers.
@@ -69,7 +82,7 @@ pub struct ReaderStats {
 /// A read-only view of a store.
 pub struct Reader {
     dir: StoreDir,
-    anchor: RoMap,
+    anchor: SharedWords,
     current: SnapshotCell<Snapshot>,
     refresh_lock: Mutex<()>,
 }
@@ -194,8 +207,7 @@ impl Reader {
     /// Attach to the store at `path` (a store directory).
     pub fn attach(path: &Path) -> Result<Reader> {
         let dir = StoreDir::open(path)?;
-        let (anchor, _) = segment::open(&dir, ANCHOR_NAME, Kind::Anchor)?;
-        let anchor = Arc::try_unwrap(anchor).map_err(|_| Error::Corrupt("anchor shared"))?;
+        let anchor = segment::open_anchor(&dir)?;
         let reader = Reader {
             dir,
             anchor,
@@ -220,13 +232,16 @@ impl Reader {
     /// Pin the calling thread. Hold the pin across many gets; values borrowed through it stay
     /// mapped until it is dropped, even if the store moves on.
     #[inline]
-    pub fn pin(&self) -> Pin {
-        Pin(epoch::pin())
+    pub fn pin(&self) -> Pin<'_> {
+        Pin {
+            guard: epoch::pin(),
+            _reader: PhantomData,
+        }
     }
 
     #[inline]
     fn published_gen(&self) -> u64 {
-        match atomic_u64(self.anchor.bytes(), ROOT_GEN_OFF) {
+        match self.anchor.atomic_u64(ROOT_GEN_OFF) {
             // R1
             Some(word) => protocol::current_root(word),
             None => 0,
@@ -239,17 +254,17 @@ impl Reader {
         self.refresh_pinned(&pin)
     }
 
-    fn refresh_pinned(&self, pin: &Pin) -> Result<bool> {
+    fn refresh_pinned(&self, pin: &Pin<'_>) -> Result<bool> {
         let _only_one = self.refresh_lock.lock();
         for _ in 0..STALE_RETRIES {
             let gen = self.published_gen();
-            let cur = self.current.load(&pin.0);
+            let cur = self.current.load(&pin.guard);
             if gen == cur.gen {
                 return Ok(false);
             }
             match Snapshot::load(&self.dir, gen, Some(cur)) {
                 Ok(snap) => {
-                    self.current.replace(snap, &pin.0);
+                    self.current.replace(snap, &pin.guard);
                     return Ok(true);
                 }
                 Err(Miss::Stale) => continue,
@@ -262,19 +277,45 @@ impl Reader {
     /// The snapshot for a get: the current one, after moving to a newer generation if the anchor
     /// names one.
     #[inline]
-    fn snapshot<'p>(&self, pin: &'p Pin) -> Result<&'p Snapshot> {
-        let snap = self.current.load(&pin.0);
+    fn snapshot<'p>(&'p self, pin: &'p Pin<'_>) -> Result<&'p Snapshot> {
+        let snap = self.current.load(&pin.guard);
         if snap.gen == self.published_gen() {
             return Ok(snap);
         }
         self.refresh_pinned(pin)?;
-        Ok(self.current.load(&pin.0))
+        Ok(self.current.load(&pin.guard))
     }
 
-    /// The value of `key` in `realm` of table `part` of namespace `ns`.
+    /// The value of `key` in `realm` of table `part` of namespace `ns`. It borrows both the
+    /// pin and the reader: a value cannot outlive either.
+    ///
+    /// ```
+    /// # fn f(r: gds::Reader) -> gds::Result<()> {
+    /// let pin = r.pin();
+    /// let v = r.get(&pin, "ns", gds::part::DATA, gds::Realm::Job, "k")?;
+    /// println!("{v:?}");
+    /// # Ok(()) }
+    /// ```
+    /// The same with the reader or the pin dropped before the value is used does not compile:
+    /// ```compile_fail,E0505
+    /// # fn f(r: gds::Reader) -> gds::Result<()> {
+    /// let pin = r.pin();
+    /// let v = r.get(&pin, "ns", gds::part::DATA, gds::Realm::Job, "k")?;
+    /// drop(r); // would unmap the value's bytes
+    /// println!("{v:?}");
+    /// # Ok(()) }
+    /// ```
+    /// ```compile_fail,E0505
+    /// # fn f(r: gds::Reader) -> gds::Result<()> {
+    /// let pin = r.pin();
+    /// let v = r.get(&pin, "ns", gds::part::DATA, gds::Realm::Job, "k")?;
+    /// drop(pin); // would let the store retire the value's generation
+    /// println!("{v:?}");
+    /// # Ok(()) }
+    /// ```
     pub fn get<'p>(
-        &self,
-        pin: &'p Pin,
+        &'p self,
+        pin: &'p Pin<'_>,
         ns: &str,
         part: u32,
         realm: Realm,
@@ -289,7 +330,7 @@ impl Reader {
 
     /// The mapped table `part` of namespace `ns` in the current generation.
     #[inline]
-    pub fn table<'p>(&self, pin: &'p Pin, ns: &str, part: u32) -> Result<&'p TableView> {
+    pub fn table<'p>(&'p self, pin: &'p Pin<'_>, ns: &str, part: u32) -> Result<&'p TableView> {
         self.table_arc(pin, ns, part).map(|t| &**t)
     }
 
@@ -297,7 +338,21 @@ impl Reader {
     /// bytes mapped after the pin is dropped and the store moves on (the C client's
     /// PMIX_GET_POINTER_VALUES values live that long).
     #[inline]
-    pub fn table_arc<'p>(&self, pin: &'p Pin, ns: &str, part: u32) -> Result<&'p Arc<TableView>> {
+    ///
+    /// ```compile_fail,E0505
+    /// # fn f(r: gds::Reader) -> gds::Result<()> {
+    /// let pin = r.pin();
+    /// let t = r.table_arc(&pin, "ns", gds::part::DATA)?;
+    /// drop(r);
+    /// let _keep = t.clone();
+    /// # Ok(()) }
+    /// ```
+    pub fn table_arc<'p>(
+        &'p self,
+        pin: &'p Pin<'_>,
+        ns: &str,
+        part: u32,
+    ) -> Result<&'p Arc<TableView>> {
         let mut snap = self.snapshot(pin)?;
         for _ in 0..STALE_RETRIES {
             match snap.table(&self.dir, ns, part) {
@@ -305,7 +360,7 @@ impl Reader {
                 Err(Miss::Err(e)) => return Err(e),
                 Err(Miss::Stale) => {
                     self.refresh_pinned(pin)?;
-                    snap = self.current.load(&pin.0);
+                    snap = self.current.load(&pin.guard);
                 }
             }
         }
@@ -316,7 +371,7 @@ impl Reader {
     }
 
     /// Namespaces (with their parts) of the current generation.
-    pub fn namespaces(&self, pin: &Pin) -> Result<Vec<(String, u32)>> {
+    pub fn namespaces(&self, pin: &Pin<'_>) -> Result<Vec<(String, u32)>> {
         let snap = self.snapshot(pin)?;
         let Some(root) = &snap.root else {
             return Ok(Vec::new());
@@ -330,7 +385,7 @@ impl Reader {
     /// Diagnostics of the current snapshot.
     pub fn stats(&self) -> ReaderStats {
         let pin = self.pin();
-        let snap = self.current.load(&pin.0);
+        let snap = self.current.load(&pin.guard);
         let tables: Vec<&Arc<TableView>> = snap.tables.iter().filter_map(|t| t.get()).collect();
         ReaderStats {
             generation: snap.gen,

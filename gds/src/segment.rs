@@ -16,7 +16,7 @@ use crate::layout::{
 };
 use crate::prefault::Prefault;
 use crate::protocol;
-use crate::raw::{atomic_u32, RoMap, RwMap};
+use crate::raw::{RoMap, RwMap, SharedWords};
 
 /// Append a common header (state BUILDING) to an empty encoder.
 pub fn encode_header(enc: &mut Encoder, kind: Kind, generation: u64, total_len: u64) {
@@ -37,9 +37,24 @@ pub fn encode_header(enc: &mut Encoder, kind: Kind, generation: u64, total_len: 
     debug_assert_eq!(enc.buf.len(), HEADER_LEN);
 }
 
-/// Check the common header of `bytes` (a whole mapped file) against format.md section 3.
-pub fn check_header(bytes: &[u8], kind: Kind) -> Result<Header> {
-    let actual = bytes.len() as u64;
+/// Check the common header of `map` (a whole published file) against format.md section 3,
+/// its state word last (R3).
+pub fn check_header(map: &RoMap, kind: Kind) -> Result<Header> {
+    let header = check_fields(map.bytes(), map.bytes().len() as u64, kind)?;
+    let state = map
+        .atomic_u32(STATE_OFF)
+        .ok_or(Error::Corrupt("state word"))?;
+    if !protocol::is_ready(state) {
+        return Err(Error::NotReady);
+    }
+    Ok(header)
+}
+
+/// Check every header field but the state of `bytes` (at least the header) of a file of
+/// `actual` bytes. The fields are written once, before the file is reachable, so reading them
+/// with plain loads before R3's Acquire reads no byte that is still being written: a value
+/// read too early at worst fails a check, and R3 is what makes the rest visible.
+fn check_fields(bytes: &[u8], actual: u64, kind: Kind) -> Result<Header> {
     if bytes.len() < HEADER_LEN {
         return Err(Error::Truncated {
             expected: HEADER_LEN as u64,
@@ -88,10 +103,6 @@ pub fn check_header(bytes: &[u8], kind: Kind) -> Result<Header> {
             actual,
         });
     }
-    let state = atomic_u32(bytes, STATE_OFF).ok_or(Error::Corrupt("state word"))?;
-    if !protocol::is_ready(state) {
-        return Err(Error::NotReady);
-    }
     Ok(h)
 }
 
@@ -104,7 +115,9 @@ pub fn create(dir: &StoreDir, name: &str, contents: &[u8], own: Ownership) -> Re
     let result = (|| {
         let mut map = RwMap::map(&fd, len)?;
         map.bytes_mut().copy_from_slice(contents);
-        let state = atomic_u32(map.bytes(), STATE_OFF).ok_or(Error::Corrupt("state word"))?;
+        let state = map
+            .atomic_u32(STATE_OFF)
+            .ok_or(Error::Corrupt("state word"))?;
         protocol::mark_ready(state);
         Ok(map)
     })();
@@ -197,7 +210,8 @@ pub fn create_streamed(
         let prefault = match &ahead {
             Some(map) => {
                 let p = Prefault::start();
-                p.range(map.bytes().as_ptr() as usize, len);
+                let (addr, _) = map.range();
+                p.range(addr, len);
                 p
             }
             None => Prefault::none(),
@@ -208,7 +222,9 @@ pub fn create_streamed(
         // P2 through a mapping of the header only: the Release store orders every write
         // above (made by this thread's own syscalls) before the state readers Acquire.
         let map = RwMap::map(&fd, len.min(HEADER_PAGE) as u64)?;
-        let state = atomic_u32(map.bytes(), STATE_OFF).ok_or(Error::Corrupt("state word"))?;
+        let state = map
+            .atomic_u32(STATE_OFF)
+            .ok_or(Error::Corrupt("state word"))?;
         protocol::mark_ready(state);
         Ok(())
     })();
@@ -234,8 +250,29 @@ pub fn open(dir: &StoreDir, name: &str, kind: Kind) -> Result<(Arc<RoMap>, Heade
         });
     }
     let map = RoMap::map(&fd, size)?;
-    let header = check_header(map.bytes(), kind)?;
+    let header = check_header(&map, kind)?;
     Ok((Arc::new(map), header))
+}
+
+/// Open and map the anchor, whose `root_gen` the writer keeps storing to: its header is
+/// checked on a copy read word by word, and its state word last (R3).
+pub fn open_anchor(dir: &StoreDir) -> Result<SharedWords> {
+    let (fd, size) = dir.open_file(ANCHOR_NAME)?;
+    if size < HEADER_LEN as u64 {
+        return Err(Error::Truncated {
+            expected: HEADER_LEN as u64,
+            actual: size,
+        });
+    }
+    let map = SharedWords::map(&fd, size)?;
+    check_fields(&map.copy_prefix(HEADER_LEN), size, Kind::Anchor)?;
+    let state = map
+        .atomic_u32(STATE_OFF)
+        .ok_or(Error::Corrupt("state word"))?;
+    if !protocol::is_ready(state) {
+        return Err(Error::NotReady);
+    }
+    Ok(map)
 }
 
 /// File name of root generation `gen`.

@@ -14,7 +14,7 @@ use crate::dir::{default_base_dir, fresh_store_name, sweep_dead_stores, Ownershi
 use crate::error::{Error, Result};
 use crate::layout::{Kind, ANCHOR_LEN, MAX_NSPACE_LEN, ROOT_GEN_OFF};
 use crate::protocol;
-use crate::raw::{atomic_u64, RwMap};
+use crate::raw::RwMap;
 use crate::root::{self, RefSpec};
 use crate::segment::{self, root_name, table_name, ANCHOR_NAME};
 use crate::table::TableBuilder;
@@ -241,7 +241,10 @@ impl Transaction<'_> {
         // P1 + P2 for the root; its tables went through P1 + P2 in put_table.
         segment::create(w.dir(), &new_root, &bytes, w.own)?;
         // P4: the one store that makes the new generation current.
-        let word = atomic_u64(w.anchor.bytes(), ROOT_GEN_OFF).ok_or(Error::Corrupt("anchor"))?;
+        let word = w
+            .anchor
+            .atomic_u64(ROOT_GEN_OFF)
+            .ok_or(Error::Corrupt("anchor"))?;
         protocol::publish_root(word, gen);
         // P5: unlink what the new root no longer names. Readers that mapped them keep them.
         let mut stale: Vec<String> = Vec::new();

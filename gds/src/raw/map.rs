@@ -8,35 +8,44 @@
 //! header `state` words are only ever accessed as atomics.
 
 use std::os::fd::AsFd;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 
 use crate::error::{Error, Result};
 use crate::layout::{Entry, ENTRY_RAW_BYTES, VALUE_ALIGN};
-use crate::sync::{AtomicU32, AtomicU64};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::value::ArchivedValue;
 
 /// A read-only, shared mapping of a whole published segment file.
+///
+/// Its bytes are handed out as `&[u8]`, which is sound only because a published segment never
+/// changes (module docs). The one file whose words keep changing, the anchor, is a
+/// [`SharedWords`] instead.
 pub struct RoMap(Mmap);
+
+/// Map `len` bytes of `fd` read-only and shared (a zero-length file is refused).
+fn map_ro(fd: impl AsFd, len: u64) -> Result<Mmap> {
+    let len = usize::try_from(len).map_err(|_| Error::Corrupt("segment larger than memory"))?;
+    if len == 0 {
+        return Err(Error::Truncated {
+            expected: 1,
+            actual: 0,
+        });
+    }
+    // SAFETY: the file is an rshm segment of at least `len` bytes (the caller checked its size);
+    // PROT_READ means nothing in this process can write through the mapping. What may be read
+    // through it, and how, is the business of the two types that own such a mapping: `RoMap`
+    // (immutable published bytes) and `SharedWords` (atomics only).
+    unsafe { MmapOptions::new().len(len).map(&fd.as_fd()) }
+        .map_err(|e| Error::io("mmap segment", e))
+}
 
 impl RoMap {
     /// Map `len` bytes of `fd` with PROT_READ, MAP_SHARED.
     pub fn map(fd: impl AsFd, len: u64) -> Result<RoMap> {
-        let len = usize::try_from(len).map_err(|_| Error::Corrupt("segment larger than memory"))?;
-        if len == 0 {
-            return Err(Error::Truncated {
-                expected: 1,
-                actual: 0,
-            });
-        }
-        // SAFETY: the file is an rshm segment that the caller checked is `len` bytes long; its
-        // published bytes are never modified or truncated (module docs), so the `&[u8]` the map
-        // derefs to stays valid and unchanging for the life of the mapping. PROT_READ means
-        // nothing in this process can write through it.
-        let map = unsafe { MmapOptions::new().len(len).map(&fd.as_fd()) }
-            .map_err(|e| Error::io("mmap segment", e))?;
-        Ok(RoMap(map))
+        map_ro(fd, len).map(RoMap)
     }
 
     /// A private, read-only copy of `bytes` in an anonymous mapping: lets untrusted segment
@@ -62,10 +71,71 @@ impl RoMap {
     pub fn bytes(&self) -> &[u8] {
         &self.0
     }
+
+    /// The atomic u32 at `off`, or `None` if out of bounds or misaligned. Only loaded: the
+    /// mapping is PROT_READ.
+    pub fn atomic_u32(&self, off: usize) -> Option<&AtomicU32> {
+        // SAFETY: `as_ptr` and `len` describe this mapping, which lives as long as `&self`.
+        unsafe { word::<AtomicU32>(self.0.as_ptr(), self.0.len(), off) }
+    }
+}
+
+/// A read-only mapping of a file whose words other processes keep storing to (the anchor): it
+/// is never seen as `&[u8]`, only as atomics, and its header is read as a copy.
+pub struct SharedWords(Mmap);
+
+impl SharedWords {
+    /// Map `len` bytes of `fd` with PROT_READ, MAP_SHARED.
+    pub fn map(fd: impl AsFd, len: u64) -> Result<SharedWords> {
+        map_ro(fd, len).map(SharedWords)
+    }
+
+    /// The mapping's length.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// A copy of the first `n` bytes (at most the mapping), read as Relaxed atomic u32 loads:
+    /// no word is read by a plain load while another process may store to it.
+    pub fn copy_prefix(&self, n: usize) -> Vec<u8> {
+        let n = n.min(self.len()) & !3;
+        (0..n)
+            .step_by(4)
+            .filter_map(|off| self.atomic_u32(off))
+            .flat_map(|w| w.load(Ordering::Relaxed).to_ne_bytes())
+            .collect()
+    }
+
+    /// The atomic u32 at `off`, or `None` if out of bounds or misaligned. Only loaded.
+    pub fn atomic_u32(&self, off: usize) -> Option<&AtomicU32> {
+        // SAFETY: `as_ptr` and `len` describe this mapping, which lives as long as `&self`.
+        unsafe { word::<AtomicU32>(self.0.as_ptr(), self.0.len(), off) }
+    }
+
+    /// The atomic u64 at `off`, or `None` if out of bounds or misaligned. Only loaded.
+    pub fn atomic_u64(&self, off: usize) -> Option<&AtomicU64> {
+        // SAFETY: as in `atomic_u32`.
+        unsafe { word::<AtomicU64>(self.0.as_ptr(), self.0.len(), off) }
+    }
 }
 
 /// A read-write, shared mapping of a segment the writer is building (or of the anchor).
-pub struct RwMap(MmapMut);
+///
+/// Words that readers may load while this process stores to them are reached only through
+/// [`RwMap::atomic_u32`] / [`RwMap::atomic_u64`], whose atomics come from the mapping's mutable
+/// base pointer, never from a `&[u8]`.
+pub struct RwMap {
+    map: MmapMut,
+    /// The mapping's base, taken from `MmapMut::as_mut_ptr` once: the provenance atomic
+    /// stores go through.
+    base: NonNull<u8>,
+}
+
+// SAFETY: `base` only caches `map`'s address (the mapping never moves); `RwMap` is otherwise an
+// `MmapMut`, which is Send + Sync, and shared access through `base` is atomic only.
+unsafe impl Send for RwMap {}
+// SAFETY: as above.
+unsafe impl Sync for RwMap {}
 
 impl RwMap {
     /// Map `len` bytes of `fd` with PROT_READ|PROT_WRITE, MAP_SHARED.
@@ -75,48 +145,57 @@ impl RwMap {
         // SAFETY: only the store's single writer maps its files writable, and it only writes
         // bytes no reader can see yet (unpublished) or words it accesses atomically; the file was
         // sized (fallocate) to at least `len` before mapping, so no access faults past EOF.
-        let map = unsafe { MmapOptions::new().len(len).map_mut(&fd.as_fd()) }
+        let mut map = unsafe { MmapOptions::new().len(len).map_mut(&fd.as_fd()) }
             .map_err(|e| Error::io("mmap segment for writing", e))?;
-        Ok(RwMap(map))
+        let base = NonNull::new(map.as_mut_ptr()).ok_or(Error::Corrupt("null mapping"))?;
+        Ok(RwMap { map, base })
     }
 
-    /// The mapped bytes, for filling an unpublished segment.
+    /// The mapped bytes, for filling an unpublished segment (the exclusive borrow means no
+    /// atomic handed out earlier is still in use).
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.0
+        &mut self.map
     }
 
-    /// The mapped bytes, read-only.
-    pub fn bytes(&self) -> &[u8] {
-        &self.0
+    /// The mapping's address and length, for hints that never dereference it (prefault).
+    pub fn range(&self) -> (usize, usize) {
+        (self.base.as_ptr() as usize, self.map.len())
+    }
+
+    /// The atomic u32 at `off`, or `None` if out of bounds or misaligned.
+    pub fn atomic_u32(&self, off: usize) -> Option<&AtomicU32> {
+        // SAFETY: `base` and the length describe this writable mapping, alive as long as `&self`.
+        unsafe { word::<AtomicU32>(self.base.as_ptr(), self.map.len(), off) }
+    }
+
+    /// The atomic u64 at `off`, or `None` if out of bounds or misaligned.
+    pub fn atomic_u64(&self, off: usize) -> Option<&AtomicU64> {
+        // SAFETY: as in `atomic_u32`.
+        unsafe { word::<AtomicU64>(self.base.as_ptr(), self.map.len(), off) }
     }
 }
 
-/// The atomic u32 at `off` of `bytes` (a mapping), or `None` if out of bounds or misaligned.
-pub fn atomic_u32(bytes: &[u8], off: usize) -> Option<&AtomicU32> {
-    let end = off.checked_add(4)?;
-    let word = bytes.get(off..end)?;
-    let ptr = word.as_ptr();
-    if !(ptr as usize).is_multiple_of(core::mem::align_of::<AtomicU32>()) {
+/// An atomic word of a mapping: `A` (AtomicU32 or AtomicU64) at `off` of the `len` bytes at
+/// `base`, or `None` if it is not wholly inside or not aligned.
+///
+/// # Safety
+/// `base` must be the start of a live mapping of `len` bytes that outlives `'a`, and every
+/// process accesses the words reached this way only atomically. Through a PROT_READ mapping
+/// the caller may only load (atomic loads of up to 16 bytes are allowed on read-only memory).
+unsafe fn word<'a, A>(base: *const u8, len: usize, off: usize) -> Option<&'a A> {
+    let size = core::mem::size_of::<A>();
+    if off.checked_add(size)? > len {
         return None;
     }
-    // SAFETY: `ptr` points to 4 in-bounds, suitably aligned bytes that live as long as `bytes`.
-    // AtomicU32 has the size and bit validity of u32, every bit pattern is valid, and shared
-    // words of a segment are only ever accessed atomically by every process (module docs). A
-    // plain atomic load is a plain load on the architectures rshm supports, so it is valid on
-    // a PROT_READ mapping; readers never store through it.
-    Some(unsafe { &*(ptr as *const AtomicU32) })
-}
-
-/// The atomic u64 at `off` of `bytes` (a mapping), or `None` if out of bounds or misaligned.
-pub fn atomic_u64(bytes: &[u8], off: usize) -> Option<&AtomicU64> {
-    let end = off.checked_add(8)?;
-    let word = bytes.get(off..end)?;
-    let ptr = word.as_ptr();
-    if !(ptr as usize).is_multiple_of(core::mem::align_of::<AtomicU64>()) {
+    let addr = (base as usize).checked_add(off)?;
+    if !addr.is_multiple_of(core::mem::align_of::<A>()) {
         return None;
     }
-    // SAFETY: as in `atomic_u32`, for 8 aligned in-bounds bytes.
-    Some(unsafe { &*(ptr as *const AtomicU64) })
+    // SAFETY: in bounds (checked above) of a mapping that outlives 'a (the caller's
+    // guarantee), aligned for `A` (checked), and `A` is an atomic integer, for which every bit
+    // pattern is valid; the pointer keeps `base`'s provenance (a writable mapping's mutable
+    // pointer where stores happen), and shared access is atomic only (the caller's guarantee).
+    Some(unsafe { &*base.add(off).cast::<A>() })
 }
 
 /// A stored value as read from a validated table.

@@ -25,8 +25,9 @@ impl<T: Send + Sync + 'static> SnapshotCell<T> {
         }
     }
 
-    /// C2 (reader): the current snapshot, valid while `guard` is pinned.
-    pub fn load<'g>(&self, guard: &'g Guard) -> &'g T {
+    /// C2 (reader): the current snapshot, valid while `guard` is pinned and the cell is
+    /// borrowed: the cell's drop frees its snapshot at once, so the answer may not outlive it.
+    pub fn load<'g>(&'g self, guard: &'g Guard) -> &'g T {
         // SAFETY: LOAD is the ordering C2 needs (Acquire, pairing with SWAP's Release).
         unsafe { self.load_ordered(LOAD, guard) }
     }
@@ -42,11 +43,12 @@ impl<T: Send + Sync + 'static> SnapshotCell<T> {
     /// # Safety
     /// `order` must be Acquire or stronger: with a weaker one, the snapshot's contents may be
     /// read before the replacing thread's writes to them are visible (a data race).
-    unsafe fn load_ordered<'g>(&self, order: Ordering, guard: &'g Guard) -> &'g T {
+    unsafe fn load_ordered<'g>(&'g self, order: Ordering, guard: &'g Guard) -> &'g T {
         let shared = self.ptr.load(order, guard);
-        // SAFETY: the pointer is never null (set in `new`, replaced only by non-null values) and
-        // the pointee is destroyed only through `defer_destroy` after every guard pinned when it
-        // was unlinked has been dropped, so it outlives `'g`. The caller guarantees `order`
+        // SAFETY: the pointer is never null (set in `new`, replaced only by non-null values).
+        // The pointee is destroyed either through `defer_destroy`, after every guard pinned when
+        // it was unlinked has been dropped, or by the cell's `Drop`, which needs `&mut self` and
+        // so cannot run while `&'g self` is borrowed: it outlives `'g` both ways. The caller guarantees `order`
         // makes the pointee's initialization visible.
         unsafe { shared.deref() }
     }
@@ -68,7 +70,7 @@ impl<T: Send + Sync + 'static> SnapshotCell<T> {
     /// As for `load_ordered`: a load weaker than Acquire is a data race, which is what the
     /// twins that call this exist to show loom catching.
     #[cfg(gds_loom)]
-    pub unsafe fn load_with_ordering<'g>(&self, order: Ordering, guard: &'g Guard) -> &'g T {
+    pub unsafe fn load_with_ordering<'g>(&'g self, order: Ordering, guard: &'g Guard) -> &'g T {
         // SAFETY: forwarded to the caller.
         unsafe { self.load_ordered(order, guard) }
     }
