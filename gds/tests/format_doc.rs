@@ -5,7 +5,9 @@
 //! The document's machine-read parts: a caption line `` Fields of `Name`, N bytes at offset B: ``
 //! followed by a table `| off | size | field | meaning |` whose `field` cells are `` `name` ``
 //! and whose `off` counts from the file's (or the record's) start, B being where the struct
-//! begins; the table after `Constants`; and the tables headed `| class |` and `| column |`.
+//! begins; the table after `Constants`; the tables headed `| class |` and `| column |`; and the
+//! blocked-column table (the one `| off |` table without such a caption), whose numbers are
+//! used to decode a blocked column the writer made.
 
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
@@ -406,4 +408,91 @@ fn the_column_table_is_layout_columns() {
         };
         assert_eq!(r[2], ty, "column {i} type");
     }
+}
+
+/// The blocked-column table's numbers, read from the document: (bytes before the descriptors,
+/// bytes per descriptor, ranks per block, the `step` that marks a stored block).
+fn blocked_layout() -> (usize, usize, usize, u32) {
+    let t = tables(DOC)
+        .into_iter()
+        .find(|t| t.header.first() == Some(&"off") && field_caption(t.caption).is_none())
+        .expect("the blocked column table");
+    let rows: Vec<(&str, &str, &str)> = t.rows.iter().map(|r| (r[0], r[1], r[2])).collect();
+    assert_eq!(
+        rows.len(),
+        4,
+        "dense_blocks, reserved, descriptors, stored values"
+    );
+    assert_eq!((number(rows[0].0), number(rows[0].1)), (0, 4));
+    assert!(rows[0].2.starts_with("`dense_blocks`"));
+    assert_eq!((number(rows[1].0), number(rows[1].1)), (4, 4));
+    assert!(rows[1].2.starts_with("reserved"));
+    let head = number(rows[2].0) as usize;
+    let desc = number(rows[2].1.split(" x ").next().unwrap()) as usize;
+    assert_eq!(rows[2].1, format!("{desc} x `blocks`"));
+    assert_eq!(rows[3].0, format!("{head} + {desc} x `blocks`"));
+    let block_ranks = rows[3].1.split(" x ").nth(1).map(number).unwrap() as usize;
+    assert_eq!(rows[3].1, format!("`dense_blocks` x {block_ranks} x width"));
+    let escape = rows[2].2.split("`step` = ").nth(1).unwrap();
+    let escape = number(escape.split_whitespace().next().unwrap()) as u32;
+    (head, desc, block_ranks, escape)
+}
+
+/// A blocked column decoded by the document's rules (format.md "Blocked columns") gives back
+/// every value the writer was given: the document describes what the writer writes.
+#[test]
+fn a_blocked_column_decodes_by_the_document() {
+    let (head, desc, block_ranks, escape) = blocked_layout();
+    let ranks = 1000u32;
+    // Local ranks of nodes of 50 (a line broken at most once a block), with two blocks of
+    // scattered values, which only a stored block holds.
+    let want: Vec<u16> = (0..ranks)
+        .map(|r| match r / 32 {
+            5 | 7 => (r.wrapping_mul(2_654_435_761) >> 20) as u16 % 1000,
+            _ => (r % 50) as u16,
+        })
+        .collect();
+    let mut t = gds::TableBuilder::with_ranks(ranks);
+    t.block_columns_above(0);
+    for (r, v) in want.iter().enumerate() {
+        t.insert(Realm::Proc(r as u32), "pmix.lrank", &gds::Value::Uint16(*v))
+            .unwrap();
+    }
+    let b = gds::check::encode_store("ns", &t).unwrap().0;
+    let u32_at = |off: usize| u32::from_ne_bytes(b[off..off + 4].try_into().unwrap());
+    let th = |f: usize| HEADER_LEN + f;
+    assert_eq!(u32_at(th(offset_of!(TableHeader, column_mask))), 1);
+    assert_eq!(
+        u32_at(th(offset_of!(TableHeader, column_blocks))),
+        1,
+        "the column is blocked"
+    );
+    let col = u64::from_ne_bytes(
+        b[th(offset_of!(TableHeader, columns_off))..][..8]
+            .try_into()
+            .unwrap(),
+    ) as usize;
+    let blocks = (ranks as usize).div_ceil(block_ranks);
+    let dense_blocks = u32_at(col) as usize;
+    assert_eq!(u32_at(col + 4), 0, "reserved word");
+    assert_eq!(dense_blocks, 2, "two stored blocks");
+    let width = COLUMNS[0].kind.width();
+    let dense = col + head + desc * blocks;
+    for (r, want) in want.iter().enumerate() {
+        let d = col + head + r / block_ranks * desc;
+        let (base0, step, base1, brk) = (u32_at(d), u32_at(d + 4), u32_at(d + 8), u32_at(d + 12));
+        let i = (r % block_ranks) as u32;
+        let got = if step == escape {
+            assert!((base0 as usize) < dense_blocks);
+            let at = dense + (base0 as usize * block_ranks + i as usize) * width;
+            u16::from_ne_bytes(b[at..at + 2].try_into().unwrap()) as u32
+        } else if i < brk {
+            base0.wrapping_add(step.wrapping_mul(i))
+        } else {
+            base1.wrapping_add(step.wrapping_mul(i - brk))
+        };
+        assert_eq!(got, *want as u32, "rank {r}");
+    }
+    // The reader agrees (the same bytes through gds::check).
+    assert!(gds::check::table_bytes(&b, &[]).unwrap() >= ranks as usize);
 }
