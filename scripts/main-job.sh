@@ -7,7 +7,7 @@ bash scripts/setup.sh
 cargo build --release -q -p rshm-cli
 ./target/release/rshm demo "$@"
 
-# Then the same job side by side with OpenPMIx (issue #8's scale harness, docs/performance.md
+# Then the same job side by side with OpenPMIx (the scale harness, docs/performance.md
 # "Scale harness"): rshm direct / gds component / preloaded PMIx_Get / component + preload
 # against OpenPMIx hash and ds21, M = 1k, 10k, 100k, 8 clients, ~40 s. Skipped when tools/pmix-host cannot build (no
 # OpenPMIx) or with RSHM_SCALE=0; RSHM_SCALE_ARGS replaces the arguments.

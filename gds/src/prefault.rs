@@ -1,6 +1,6 @@
 //! Page faults taken ahead, on another core. The first write to a page the process never had
-//! costs a fault, and on a VM much more than on bare metal (2-10 µs on the project's, where the
-//! hypervisor backs the page too: docs/performance.md). A 1M-rank registration writes ~100 MB
+//! costs a fault, and on a VM much more than on bare metal (2-10 µs on the VM of
+//! docs/performance.md, where the hypervisor backs the page too). A 1M-rank registration writes ~100 MB
 //! of new pages, most of them on the calling thread while the other core waits for the
 //! read-ahead; a [`Prefault`] thread faults them in meanwhile.
 //!

@@ -24,8 +24,9 @@ use crate::column_blocks::{self, Blocked, BlockedAt};
 use crate::error::{Error, Result};
 use crate::jobdata::keys::{default_realm, meta, DefaultRealm};
 use crate::layout::{
-    entry_hash, fmix64, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, Realm, TableHeader,
-    COLUMNS, ENTRY_RAW_BYTES, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN, VALUE_ALIGN,
+    class_defined, entry_hash, fmix64, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind,
+    Realm, TableHeader, COLUMNS, ENTRY_RAW_BYTES, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN,
+    VALUE_ALIGN,
 };
 use crate::raw::{RoMap, ValidatedValues};
 use crate::segment::encode_header;
@@ -430,6 +431,11 @@ impl TableBuilder {
         bytes: &[u8],
     ) -> Result<()> {
         check_key(key)?;
+        if !realm.is_storable() {
+            return Err(Error::InvalidArgument(format!(
+                "{realm:?} is not a storable realm"
+            )));
+        }
         let (kid, new_key) = self.intern(key)?;
         let (class, id) = realm.class_id();
         if self.arenas.is_empty() {
@@ -1475,6 +1481,9 @@ impl TableView {
             let Some(k) = keys.get_mut(key_id as usize) else {
                 return Err(Error::Corrupt("entry key id out of range"));
             };
+            if !class_defined(class) {
+                return Err(Error::Corrupt("entry class"));
+            }
             k.classes |= class_bit(class);
             // (class, id, key) is unique in a valid table; in a corrupt one any of the
             // duplicates is as good an answer as the index's (all were validated).
@@ -1519,6 +1528,9 @@ impl TableView {
         };
         if h.column_mask >> COLUMNS.len() != 0 || h.column_blocks & !h.column_mask != 0 {
             return Err(Error::Corrupt("unknown proc column"));
+        }
+        if h.column_mask != 0 && !h.columns_off.is_multiple_of(REGION_ALIGN as u64) {
+            return Err(Error::Corrupt("proc columns not aligned"));
         }
         let mut off = h.columns_off;
         for (c, col) in COLUMNS.iter().enumerate() {

@@ -219,6 +219,15 @@ impl Realm {
         }
     }
 
+    /// Whether an Entry may hold this realm: a posted realm's scope is 1, 2 or 3 (any other
+    /// would give a class outside 7..=9, or the metadata class 6).
+    pub const fn is_storable(self) -> bool {
+        match self {
+            Realm::Posted { scope, .. } => scope >= 1 && scope <= 3,
+            _ => true,
+        }
+    }
+
     /// The inverse of [`Realm::class_id`]; `None` for an unknown class.
     pub const fn from_class_id(class: u16, id: u32) -> Option<Realm> {
         match class {
@@ -235,6 +244,12 @@ impl Realm {
             _ => None,
         }
     }
+}
+
+/// Whether `class` is one of the Entry classes of format.md section 6 (1..=9). A reader refuses
+/// a table holding any other: a new class is a new major version.
+pub const fn class_defined(class: u16) -> bool {
+    Realm::from_class_id(class, 0).is_some()
 }
 
 /// The proc columns of format.md section 6 ("Proc columns"), in column order.

@@ -3,7 +3,7 @@
 //! writer and readers, so this is what loom-tests model-checks.
 //!
 //! The writer never loads a word it publishes (it keeps private copies of its counters), which
-//! also keeps loom from silently skipping interleavings (see ../shared crates notes, loom#392).
+//! also keeps loom from silently skipping interleavings (tokio-rs/loom#392).
 
 #![forbid(unsafe_code)]
 
