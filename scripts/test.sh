@@ -33,3 +33,9 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --workspace --no-fail-fast
 fi
+
+step "doc tests (the reader's compile_fail examples among them)"
+cargo test -q --doc -p gds
+
+step "decoding code under valgrind (no Miri or sanitizers on stable)"
+bash scripts/valgrind.sh

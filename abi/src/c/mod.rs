@@ -1211,9 +1211,18 @@ pub unsafe fn proc_ref<'a>(p: *const pmix_proc_t) -> Result<(&'a str, u32), AbiE
 /// A zeroed (`PMIX_UNDEF`) `pmix_value_t`.
 #[inline]
 pub fn zeroed_value() -> pmix_value_t {
+    // The union's largest member, so that every byte a reader of any member may load is
+    // written (`uint64` alone left a byte object's `size` uninitialised: valgrind saw it).
+    const _: () = assert!(size_of::<pmix_envar_t>() == size_of::<pmix_value_data>());
     pmix_value_t {
         type_: t::UNDEF,
-        data: pmix_value_data { uint64: 0 },
+        data: pmix_value_data {
+            envar: pmix_envar_t {
+                envar: core::ptr::null_mut(),
+                value: core::ptr::null_mut(),
+                separator: 0,
+            },
+        },
     }
 }
 
