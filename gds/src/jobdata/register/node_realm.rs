@@ -5,7 +5,9 @@
 //! inserted one by one (the maps' value, then the array's again) took ~130 ms of the
 //! registration (docs/performance.md).
 
-use super::{bad, infos_of, peers_list, sorted_ranks, RegInfo};
+use super::bad;
+use super::derive::{peers_list, sorted_ranks};
+use super::input::{infos_of, RegInfo};
 use crate::error::Result;
 use crate::jobdata::keys::{self, meta};
 use crate::jobdata::node_names;
