@@ -1,6 +1,6 @@
-//! Encoding a table segment: [`TableBuilder::layout`] plans it (every region's size and
+//! Encoding a table segment: [`TableBuilder::plan`] plans it (every region's size and
 //! offset) before a byte is written, so the writer can create the file at its final size and
-//! encode straight into the mapping; [`Layout::write`] then writes each region sequentially.
+//! encode straight into the mapping; [`SegmentPlan::write`] then writes each region sequentially.
 
 use super::builder::TableBuilder;
 use super::bulk::{merge_by, packed, value_in, BulkEntry, DEAD, LOC_BITS, LOC_MASK};
@@ -15,7 +15,7 @@ use crate::segment::encode_header;
 
 impl TableBuilder {
     /// Plan the segment: which keys and entries, in which order, at which offsets.
-    pub(crate) fn layout(&self) -> Result<Layout<'_>> {
+    pub(crate) fn plan(&self) -> Result<SegmentPlan<'_>> {
         // Keys that still have an entry, and the keys of present columns, in byte order: ids
         // are stable for equal contents.
         let mut seen = vec![false; self.keys.len()];
@@ -112,7 +112,7 @@ impl TableBuilder {
                     + e.len as usize,
             ),
         };
-        Ok(Layout {
+        Ok(SegmentPlan {
             b: self,
             names,
             final_id,
@@ -138,16 +138,16 @@ impl TableBuilder {
     /// Encode the segment for generation `generation` (header state BUILDING).
     /// Deterministic: the same contents give the same bytes whatever the insertion order.
     pub fn encode(&self, generation: u64) -> Result<Vec<u8>> {
-        let layout = self.layout()?;
-        let mut buf = vec![0u8; layout.total_len()];
-        layout.write(&mut buf[..], generation)?;
+        let plan = self.plan()?;
+        let mut buf = vec![0u8; plan.total_len()];
+        plan.write(&mut buf[..], generation)?;
         Ok(buf)
     }
 }
 
-/// A planned table segment ([`TableBuilder::layout`]): every region's offset and the file's
+/// A planned table segment ([`TableBuilder::plan`]): every region's offset and the file's
 /// length, known before a byte is written.
-pub(crate) struct Layout<'a> {
+pub(crate) struct SegmentPlan<'a> {
     b: &'a TableBuilder,
     names: Vec<&'a str>,
     /// Builder key id → key id in the segment.
@@ -237,7 +237,7 @@ fn fill_index(slots: &mut [u8], homes: &[u32]) {
 
 /// Records of the entry region written per chunk: 192 KiB, written while in cache.
 const ENTRY_CHUNK: usize = 8192;
-/// Ranks of a proc column [`Layout::write`] converts per write.
+/// Ranks of a proc column [`SegmentPlan::write`] converts per write.
 const COLUMN_CHUNK: usize = 16384;
 /// Pieces per gathered write of values (IOV_MAX is 1024 on Linux).
 const MAX_PIECES: usize = 1024;
@@ -301,7 +301,7 @@ impl ValueWriter<'_> {
     }
 }
 
-impl Layout<'_> {
+impl SegmentPlan<'_> {
     /// Length of the segment file.
     pub(crate) fn total_len(&self) -> usize {
         self.total

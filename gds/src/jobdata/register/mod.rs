@@ -16,7 +16,7 @@ use crate::value::Value;
 use apply::Apply;
 use derive::{derive, derive_columns};
 use read_ahead::{read_ahead, Nodes, NO_GROUP, PROC_CLASS, READ_BLOCK};
-use scan::Layout;
+use scan::ScanPlan;
 
 mod apply;
 mod derive;
@@ -59,7 +59,7 @@ pub fn build<I: RegInfo>(
     } else {
         Prefault::none()
     };
-    let mut l = Layout::new(infos.len());
+    let mut l = ScanPlan::new(infos.len());
     prefault.vec(&l.proc_arrays);
     l.scan_top(infos)?;
     let (hosts, per_node) = (&l.hosts, &l.per_node);

@@ -1,4 +1,4 @@
-//! Pass 1 of a registration: the scan ([`Layout`]) finds what must be known before anything
+//! Pass 1 of a registration: the scan ([`ScanPlan`]) finds what must be known before anything
 //! is stored (the maps, the session, the nodes, the job's size) and lists the proc arrays and
 //! the other infos that pass 2 applies.
 
@@ -13,7 +13,7 @@ use crate::jobdata::keys;
 use crate::jobdata::maps::{parse_node_map, parse_proc_map};
 
 /// Pass 1: what must be known before anything is stored (the maps, the session, the nodes).
-pub(super) struct Layout<'a, I> {
+pub(super) struct ScanPlan<'a, I> {
     pub(super) session_id: Option<u32>,
     pub(super) hosts: Vec<String>,
     pub(super) per_node: Vec<Vec<u32>>,
@@ -47,11 +47,11 @@ pub(super) fn required_number<'a, I: RegInfo + 'a>(
         .ok_or_else(|| bad(format!("{name} in {what} must be a non-negative number")))
 }
 
-impl<'a, I: RegInfo + 'a> Layout<'a, I> {
+impl<'a, I: RegInfo + 'a> ScanPlan<'a, I> {
     /// For a top-level array of `n` infos: nearly all of them proc arrays at scale, a list
     /// reserved once rather than grown (each doubling a copy into fresh pages).
     pub(super) fn new(n: usize) -> Self {
-        Layout {
+        ScanPlan {
             session_id: None,
             hosts: Vec::new(),
             per_node: Vec::new(),
