@@ -67,9 +67,11 @@ pub use raw::prefetch;
 #[cfg(not(gds_loom))]
 pub use dir::{default_base_dir, sweep_dead_stores, Ownership, SweepReport};
 #[cfg(not(gds_loom))]
+pub use jobdata::JobMeta;
+#[cfg(not(gds_loom))]
 pub use reader::{Pin, Reader, ReaderStats};
 #[cfg(not(gds_loom))]
-pub use table::{ColumnShape, JobMeta, TableBuilder, TableView};
+pub use table::{ColumnShape, TableBuilder, TableView};
 #[cfg(not(gds_loom))]
 pub use valueref::ValueRef;
 #[cfg(not(gds_loom))]

@@ -33,7 +33,7 @@ pub use builder::TableBuilder;
 pub(crate) use bulk::{
     append_stored, byte_order, last_wins, run_loc, value_in, BulkEntry, SortedRun,
 };
-pub use view::{ColumnShape, JobMeta, TableView};
+pub use view::{ColumnShape, TableView};
 
 /// Refuse a key the format cannot hold.
 pub(crate) fn check_key(key: &str) -> Result<()> {

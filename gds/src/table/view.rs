@@ -1,14 +1,22 @@
 //! The reader's side of a table: [`TableView`] validates a mapped segment once, at map time,
 //! then looks values up in a few cache misses (key hash slot, key record, entry slot, entry
 //! record, value), with process-local indexes built from the shared bytes.
+//!
+//! The view reads the format and nothing more: what a key or a value means to PMIx is the
+//! layers above it. A layer that asks the same derived facts on every get (job data: each
+//! key's default realm, the job's session and node) keeps them in the view's one
+//! [`TableView::derived`] slot: a `OnceLock<Box<dyn Any + Send + Sync>>` filled by that layer's
+//! function on first use, so they are computed once per mapped table and dropped with it, and
+//! the store needs no type of theirs (a type parameter would run through the reader's every
+//! table and snapshot). Reading it is a load and a type check on the get path.
 
+use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 use super::short_keys::ShortKeys;
 use crate::bytes::{same_bytes, slice_at, u16_at, u32_at, u64_at};
 use crate::column_blocks::{self, BlockedAt};
 use crate::error::{Error, Result};
-use crate::jobdata::keys::{default_realm, meta, DefaultRealm};
 use crate::layout::{
     entry_hash, key_hash, ColumnKind, Entry, KeyEntry, Realm, TableHeader, COLUMNS, HEADER_LEN,
     MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN,
@@ -77,25 +85,15 @@ pub struct TableView {
     node_dense: Box<[(u32, NodeIndex)]>,
     /// The table's keys of at most 16 bytes, found without the shared key index.
     short: ShortKeys,
-    /// The job's session and local node (`jobdata::keys::meta`), read at map time: a session
-    /// or node key's default realm is then known without a lookup.
-    job_meta: JobMeta,
-}
-
-/// What a job table says of its session and of the store's own node (`jobdata::keys::meta`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct JobMeta {
-    /// `meta::SESSION_ID`, when registered.
-    pub session: Option<u32>,
-    /// `meta::LOCAL_NODEID`, when the registration names the store's node.
-    pub local_node: Option<u32>,
+    /// What the layer above derives from this table, once ([`TableView::derived`]).
+    derived: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 /// A key's dense node index ([`TableView::node_dense`]), set on first use.
 type NodeIndex = OnceLock<Box<[u32]>>;
 
 /// What a [`TableView`] knows of one key id without probing the entry index.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct KeyInfo {
     /// Bit `min(class, 31)` is set when the key has an entry of that class.
     classes: u32,
@@ -105,24 +103,10 @@ struct KeyInfo {
     column: u8,
     /// 1 + the key's slot in `node_dense`; 0 when it has none (or its slot does not fit).
     node: u16,
-    /// The key's default realm (standard 6.1), so a job-data get does not match its name.
-    default: DefaultRealm,
 }
 
 // 12 bytes a key of a client's private memory (a node-name key per node at scale).
 const _: () = assert!(size_of::<KeyInfo>() == 12);
-
-impl Default for KeyInfo {
-    fn default() -> Self {
-        KeyInfo {
-            classes: 0,
-            job: 0,
-            column: 0,
-            node: 0,
-            default: DefaultRealm::Proc,
-        }
-    }
-}
 
 /// The [`KeyInfo::classes`] bit of entry class `class`.
 const fn class_bit(class: u16) -> u32 {
@@ -188,15 +172,12 @@ impl TableView {
             slice_at(b, h.strings_off, h.strings_len).ok_or_else(corrupt("key strings"))?;
         }
         let mut keys = vec![KeyInfo::default(); h.key_count as usize].into_boxed_slice();
-        for (k, info) in keys.iter_mut().enumerate() {
-            let rec = (h.keys_off + k as u64 * KEY_REC) as usize;
+        for k in 0..h.key_count as u64 {
+            let rec = (h.keys_off + k * KEY_REC) as usize;
             let off = u32_at(b, rec + 8).ok_or_else(corrupt("key record"))? as u64;
             let len = u32_at(b, rec + 12).ok_or_else(corrupt("key record"))? as u64;
             if len == 0 || len > MAX_KEY_LEN as u64 || off + len > h.strings_len {
                 return Err(Error::Corrupt("key string out of bounds"));
-            }
-            if let Some(Ok(name)) = slice_at(b, h.strings_off + off, len).map(std::str::from_utf8) {
-                info.default = default_realm(name);
             }
         }
         for (off, slots, count) in [
@@ -247,19 +228,11 @@ impl TableView {
             keys,
             node_dense,
             short: ShortKeys::default(),
-            job_meta: JobMeta::default(),
+            derived: OnceLock::new(),
         };
         // Every key string was checked in bounds above.
         view.short =
             ShortKeys::build((0..h.key_count).filter_map(|kid| Some((kid, view.key_str(kid)?))));
-        let meta_u32 = |key: &str| {
-            let v = view.get(Realm::Meta, key)?.as_u64()?;
-            u32::try_from(v).ok()
-        };
-        view.job_meta = JobMeta {
-            session: meta_u32(meta::SESSION_ID),
-            local_node: meta_u32(meta::LOCAL_NODEID),
-        };
         if h.column_mask >> COLUMNS.len() != 0 || h.column_blocks & !h.column_mask != 0 {
             return Err(Error::Corrupt("unknown proc column"));
         }
@@ -371,16 +344,21 @@ impl TableView {
         None
     }
 
-    /// The job's session and local node, as registered (read at map time).
+    /// What the layer above derives from this table (its reading of the keys, of values it
+    /// asks on every get), computed by `init` on the first call and kept as long as the view:
+    /// once per mapped table, for any number of gets. One type per view: the first call's `T`
+    /// is kept, and a call with another type gets `None` (its caller computes without the
+    /// cache). Racing first calls run `init` once; the others wait for it.
     #[inline]
-    pub fn job_meta(&self) -> JobMeta {
-        self.job_meta
+    pub fn derived<T: Any + Send + Sync>(&self, init: impl FnOnce(&TableView) -> T) -> Option<&T> {
+        self.derived
+            .get_or_init(|| Box::new(init(self)))
+            .downcast_ref()
     }
 
-    /// The default realm of key `kid` (its name's, standard 6.1; computed at map time).
-    #[inline]
-    pub(crate) fn default_realm(&self, kid: u32) -> Option<DefaultRealm> {
-        self.keys.get(kid as usize).map(|k| k.default)
+    /// Number of keys: key ids are `0..key_count()`.
+    pub fn key_count(&self) -> u32 {
+        self.h.key_count
     }
 
     /// The bytes of key `kid`.
