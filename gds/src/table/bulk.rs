@@ -1,8 +1,32 @@
-//! Merging entries in bulk.
+//! The bulk-merge interface: entries handed to a [`TableBuilder`] as one sorted run
+//! ([`SortedRun`], merged by [`TableBuilder::merge_run`]) instead of inserted one by one, so
+//! that a million of them (a fence batch, a registration's proc extras, its node realm) cost
+//! one sequential pass, no hashing per entry, and their values are moved in, not copied.
+//!
+//! A run is its own key table (`keys`), its entries ([`BulkEntry`], `kid` an index into
+//! `keys`) and the arenas that hold their values (`loc` is [`run_loc`] of an arena and an
+//! offset, `len` the value's length). The caller guarantees:
+//! - order: entries sorted by (class, id, key bytes), each (class, id, key) at most once
+//!   ([`byte_order`] gives the keys' rank in byte order; [`last_wins`] sorts a run built in
+//!   another order and keeps the later of repeated entries);
+//! - keys: each passed [`check_key`] (1..=511 bytes, no NUL): the merge interns them as they
+//!   are;
+//! - values: each stored as an entry stores it ([`append_stored`]: its bytes and the entry's
+//!   flags), its `loc` and `len` inside the run's arenas; `wasted` counts the arena bytes no
+//!   entry refers to;
+//! - classes below 2^8 (format.md), and no proc-column value (the proc realm and a column's
+//!   key) when the builder has proc columns: those belong in the columns.
+//!
+//! `merge_run` checks what the builder holds and the run may exceed: a value over 4 GiB among
+//! the builder's own entries and the key limit ([`MAX_KEYS`]) are errors. The caller's
+//! guarantees are checked in debug builds only (`debug_assert!`): a run that breaks them is a
+//! bug of its maker, and checking a million entries on every merge would cost what the bulk
+//! path saves.
 
 use std::ops::RangeInclusive;
 
 use super::builder::{column_of, EntryKey, StoredValue, TableBuilder};
+use super::check_key;
 use crate::error::{Error, Result};
 use crate::layout::{ENTRY_RAW_BYTES, MAX_KEYS};
 use crate::value::Value;
@@ -186,6 +210,18 @@ impl TableBuilder {
                 || !entries
                     .iter()
                     .any(|e| e.class == 5 && column_of(&keys[e.kid as usize]).is_some())
+        );
+        debug_assert!(
+            keys.iter().all(|k| check_key(k).is_ok()),
+            "unchecked run key"
+        );
+        debug_assert!(
+            {
+                let order = byte_order(&keys);
+                let at = |e: &BulkEntry| packed(e.class, e.id, order[e.kid as usize]);
+                entries.windows(2).all(|w| at(&w[0]) < at(&w[1]))
+            },
+            "run entries out of order or repeated"
         );
         let kid_map: Vec<u32> = keys
             .iter()
