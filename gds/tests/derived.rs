@@ -1,12 +1,13 @@
-//! A mapped table's derived slot (`TableView::derived`): what a layer above the store computes
-//! once per mapped table, and job data's use of it (its default realms and `JobMeta`).
+//! What a layer above the store derives from a mapped table and the view keeps: a byte per key
+//! (`TableView::key_tag`) and one value (`TableView::derived`), and job data's use of them (its
+//! default realms and `JobMeta`).
 
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gds::jobdata::{self, keys, Qualifiers, TargetRank};
-use gds::{part, JobMeta, Realm, TableBuilder, Value};
+use gds::{part, JobMeta, KeyTag, Realm, TableBuilder, Value};
 
 /// A registration with a session, a node map naming the store's node, and a session key.
 fn registration() -> Vec<gds::Info> {
@@ -40,7 +41,49 @@ fn derived_is_computed_once_per_view_and_keeps_one_type() {
     assert_eq!(calls.load(Ordering::Relaxed), 1);
 }
 
-/// Job data answers alike whether its facts are cached or (the slot taken by another type)
+static LEN_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// A key's length.
+struct Len;
+
+impl KeyTag for Len {
+    fn tag(name: &[u8]) -> u8 {
+        LEN_CALLS.fetch_add(1, Ordering::Relaxed);
+        name.len() as u8
+    }
+}
+
+/// A key's first byte.
+struct First;
+
+impl KeyTag for First {
+    fn tag(name: &[u8]) -> u8 {
+        name[0]
+    }
+}
+
+#[test]
+fn key_tags_are_computed_once_per_view_for_one_tagger() {
+    let mut b = TableBuilder::new();
+    b.insert(Realm::Job, "ab", &Value::Uint32(1)).unwrap();
+    b.insert(Realm::Job, "xyz", &Value::Uint32(2)).unwrap();
+    let (_dir, _w, r) = common::published("ns", &b);
+    let pin = r.pin();
+    let t = r.table(&pin, "ns", part::DATA).unwrap();
+    let (ab, xyz) = (t.key_id(b"ab").unwrap(), t.key_id(b"xyz").unwrap());
+    assert_eq!(t.key_tag::<Len>(ab), Some(2));
+    assert_eq!(t.key_tag::<Len>(xyz), Some(3));
+    assert_eq!(t.key_tag::<Len>(t.key_count()), None);
+    // Every key once, on the first call.
+    assert_eq!(LEN_CALLS.load(Ordering::Relaxed), 2);
+    // Another tagger: computed per call, still right; the first one's tags stay.
+    assert_eq!(t.key_tag::<First>(xyz), Some(b'x'));
+    assert_eq!(t.key_tag::<First>(t.key_count()), None);
+    assert_eq!(t.key_tag::<Len>(ab), Some(2));
+    assert_eq!(LEN_CALLS.load(Ordering::Relaxed), 2);
+}
+
+/// Job data answers alike whether its `JobMeta` is cached or (the slot taken by another type)
 /// computed per call.
 #[test]
 fn job_data_answers_with_and_without_its_cached_facts() {

@@ -1,18 +1,19 @@
 //! What job data reads from a mapped table once and then on every get: each key's default realm
 //! (standard 6.1, by its name) and the job's session and local node (`keys::meta`).
 //!
-//! The store knows nothing of PMIx: its [`TableView`] keeps, per mapped table, one value the
-//! layer above derives from it ([`TableView::derived`], a `OnceLock` of a `Box<dyn Any>`). Job
-//! data keeps its [`JobFacts`] there, computed on the first get that needs them (a table no
-//! get reads, such as posted data, never pays for them), so a get pays a load and a type check
-//! instead of matching the key's name or looking the meta values up. The methods below are
-//! the table's job-data reading of itself, defined here beside it rather than in the store.
+//! The store knows nothing of PMIx; its [`TableView`] keeps, per mapped table, what a layer
+//! above derives from it, computed on first use (a table no get reads, such as posted data,
+//! never pays): a byte per key ([`TableView::key_tag`]: here [`RealmOfKey`], the key's default
+//! realm, an array read on every get) and one value of the whole table
+//! ([`TableView::derived`]: here [`JobMeta`], read by the gets of session and node keys). The
+//! methods below are the table's job-data reading of itself, defined here beside it rather
+//! than in the store.
 
 #![forbid(unsafe_code)]
 
 use super::keys::{default_realm, meta, DefaultRealm};
 use crate::layout::Realm;
-use crate::table::TableView;
+use crate::table::{KeyTag, TableView};
 
 /// What a job table says of its session and of the store's own node (`keys::meta`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,6 +26,8 @@ pub struct JobMeta {
 
 impl JobMeta {
     /// Read from the table's meta realm.
+    #[cold]
+    #[inline(never)]
     fn read(t: &TableView) -> JobMeta {
         let meta_u32 = |key: &str| {
             let v = t.get(Realm::Meta, key)?.as_u64()?;
@@ -37,40 +40,45 @@ impl JobMeta {
     }
 }
 
-/// A mapped table's job-data facts, kept in its [`TableView::derived`] slot.
-struct JobFacts {
-    meta: JobMeta,
-    /// The default realm of each key id (a key whose name is not UTF-8 is a process key).
-    defaults: Box<[DefaultRealm]>,
-}
+/// Each key's default realm, as the tag a mapped table keeps per key
+/// ([`TableView::key_tag`]): the realm's discriminant (a key whose name is not UTF-8 is a
+/// process key).
+struct RealmOfKey;
 
-impl JobFacts {
-    fn of(t: &TableView) -> JobFacts {
-        let defaults = (0..t.key_count())
-            .map(|kid| {
-                let name = t.key_str(kid).and_then(|k| std::str::from_utf8(k).ok());
-                name.map_or(DefaultRealm::Proc, default_realm)
-            })
-            .collect();
-        JobFacts {
-            meta: JobMeta::read(t),
-            defaults,
-        }
+impl KeyTag for RealmOfKey {
+    fn tag(name: &[u8]) -> u8 {
+        std::str::from_utf8(name).map_or(DefaultRealm::Proc, default_realm) as u8
     }
 }
 
-/// The table's facts; `None` only if its slot holds another layer's value.
+/// The [`DefaultRealm`] whose discriminant [`RealmOfKey`] gave (the identity, compiled).
 #[inline]
-fn facts(t: &TableView) -> Option<&JobFacts> {
-    t.derived(JobFacts::of)
+fn realm_of_tag(tag: u8) -> DefaultRealm {
+    const SESSION: u8 = DefaultRealm::Session as u8;
+    const JOB: u8 = DefaultRealm::Job as u8;
+    const APP: u8 = DefaultRealm::App as u8;
+    const NODE: u8 = DefaultRealm::Node as u8;
+    match tag {
+        SESSION => DefaultRealm::Session,
+        JOB => DefaultRealm::Job,
+        APP => DefaultRealm::App,
+        NODE => DefaultRealm::Node,
+        _ => DefaultRealm::Proc,
+    }
+}
+
+/// The table's [`JobMeta`]; `None` only if its derived slot holds another layer's value.
+#[inline]
+fn cached_meta(t: &TableView) -> Option<&JobMeta> {
+    t.derived(JobMeta::read)
 }
 
 impl TableView {
     /// The job's session and local node, as registered (read once per mapped table).
     #[inline]
     pub fn job_meta(&self) -> JobMeta {
-        match facts(self) {
-            Some(f) => f.meta,
+        match cached_meta(self) {
+            Some(m) => *m,
             None => JobMeta::read(self),
         }
     }
@@ -79,12 +87,6 @@ impl TableView {
     /// table), or `None` when the table has no key `kid`.
     #[inline]
     pub(crate) fn default_realm(&self, kid: u32) -> Option<DefaultRealm> {
-        match facts(self) {
-            Some(f) => f.defaults.get(kid as usize).copied(),
-            None => {
-                let name = self.key_str(kid).filter(|_| kid < self.key_count())?;
-                Some(std::str::from_utf8(name).map_or(DefaultRealm::Proc, default_realm))
-            }
-        }
+        self.key_tag::<RealmOfKey>(kid).map(realm_of_tag)
     }
 }

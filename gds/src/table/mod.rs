@@ -20,7 +20,7 @@
 #![forbid(unsafe_code)]
 
 mod builder;
-mod bulk;
+pub(crate) mod bulk;
 mod encode;
 mod short_keys;
 mod view;
@@ -30,10 +30,7 @@ use crate::layout::MAX_KEY_LEN;
 
 pub(crate) use builder::column_value;
 pub use builder::TableBuilder;
-pub(crate) use bulk::{
-    append_stored, byte_order, last_wins, run_loc, value_in, BulkEntry, SortedRun,
-};
-pub use view::{ColumnShape, TableView};
+pub use view::{ColumnShape, KeyTag, TableView};
 
 /// Refuse a key the format cannot hold.
 pub(crate) fn check_key(key: &str) -> Result<()> {

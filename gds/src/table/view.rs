@@ -3,14 +3,17 @@
 //! record, value), with process-local indexes built from the shared bytes.
 //!
 //! The view reads the format and nothing more: what a key or a value means to PMIx is the
-//! layers above it. A layer that asks the same derived facts on every get (job data: each
-//! key's default realm, the job's session and node) keeps them in the view's one
-//! [`TableView::derived`] slot: a `OnceLock<Box<dyn Any + Send + Sync>>` filled by that layer's
-//! function on first use, so they are computed once per mapped table and dropped with it, and
-//! the store needs no type of theirs (a type parameter would run through the reader's every
-//! table and snapshot). Reading it is a load and a type check on the get path.
+//! layers above it. A layer that asks the same derived facts on every get keeps them in the
+//! view, computed on first use and dropped with it, without the store knowing their type (a
+//! type parameter would run through the reader's every table and snapshot):
+//! - a byte per key, from its name ([`TableView::key_tag`] with the layer's [`KeyTag`]; job
+//!   data: each key's default realm): one array read on the get path, no call, the array's
+//!   owner told by a `TypeId` kept beside it;
+//! - one value from the whole table ([`TableView::derived`], a `OnceLock<Box<dyn Any + Send +
+//!   Sync>>`; job data: the job's session and node), for what gets ask less often: a load and
+//!   a dynamic type check.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::sync::{Arc, OnceLock};
 
 use super::short_keys::ShortKeys;
@@ -39,6 +42,13 @@ fn dense_node_index(entries: &[(u32, u32)]) -> Box<[u32]> {
         }
         _ => Box::default(),
     }
+}
+
+/// What a layer above the store reads in a key's name, as a byte [`TableView::key_tag`] keeps
+/// per key of a mapped table.
+pub trait KeyTag: 'static {
+    /// The byte of the key named `name`.
+    fn tag(name: &[u8]) -> u8;
 }
 
 /// A present proc column of a mapped table.
@@ -85,6 +95,9 @@ pub struct TableView {
     node_dense: Box<[(u32, NodeIndex)]>,
     /// The table's keys of at most 16 bytes, found without the shared key index.
     short: ShortKeys,
+    /// A byte per key id from the layer above's [`KeyTag`] (whose type is kept beside them),
+    /// built on first use ([`TableView::key_tag`]).
+    key_tags: OnceLock<(TypeId, Box<[u8]>)>,
     /// What the layer above derives from this table, once ([`TableView::derived`]).
     derived: OnceLock<Box<dyn Any + Send + Sync>>,
 }
@@ -228,6 +241,7 @@ impl TableView {
             keys,
             node_dense,
             short: ShortKeys::default(),
+            key_tags: OnceLock::new(),
             derived: OnceLock::new(),
         };
         // Every key string was checked in bounds above.
@@ -342,6 +356,32 @@ impl TableView {
             s = (s + 1) & mask;
         }
         None
+    }
+
+    /// The [`KeyTag`] `K` of key `kid`, or `None` when the table has no key `kid`. The tags of
+    /// every key are computed on the first call and kept as long as the view. One `K` per view:
+    /// the first call's is kept, and another `K` has its tag computed on every call.
+    #[inline]
+    pub fn key_tag<K: KeyTag>(&self, kid: u32) -> Option<u8> {
+        let (owner, tags) = self.key_tags.get_or_init(|| {
+            let tags = (0..self.h.key_count).map(|k| K::tag(self.key_str(k).unwrap_or_default()));
+            (TypeId::of::<K>(), tags.collect())
+        });
+        if *owner == TypeId::of::<K>() {
+            tags.get(kid as usize).copied()
+        } else {
+            self.uncached_tag::<K>(kid)
+        }
+    }
+
+    /// [`TableView::key_tag`] for a `K` other than the one whose tags the view keeps.
+    #[cold]
+    #[inline(never)]
+    fn uncached_tag<K: KeyTag>(&self, kid: u32) -> Option<u8> {
+        if kid >= self.h.key_count {
+            return None;
+        }
+        self.key_str(kid).map(K::tag)
     }
 
     /// What the layer above derives from this table (its reading of the keys, of values it

@@ -11,7 +11,8 @@ use super::scan::{member, required_number};
 use crate::error::Result;
 use crate::jobdata::keys::{self, default_realm, DefaultRealm};
 use crate::layout::{Realm, COLUMNS};
-use crate::table::{value_in, TableBuilder};
+use crate::table::bulk::value_in;
+use crate::table::TableBuilder;
 
 /// A [`ProcRead::Columns`] row's column values stored (`u32::MAX`: not given).
 pub(super) fn set_row(t: &mut TableBuilder, rank: u32, cols: &[u32; COLUMNS.len()]) {

@@ -12,7 +12,8 @@ use crate::error::Result;
 use crate::jobdata::keys::{self, meta};
 use crate::jobdata::node_names;
 use crate::layout::{Realm, VALUE_ALIGN};
-use crate::table::{append_stored, byte_order, check_key, run_loc, BulkEntry, SortedRun};
+use crate::table::bulk::{append_stored, byte_order, run_loc, BulkEntry, SortedRun};
+use crate::table::check_key;
 use crate::value::Value;
 use std::collections::HashMap;
 

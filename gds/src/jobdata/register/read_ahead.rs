@@ -11,9 +11,8 @@ use crate::jobdata::keys;
 use crate::layout::{Realm, COLUMNS, NODEID_COLUMN};
 use crate::raw::shared_u32s;
 use crate::sync::{AtomicU32, Ordering};
-use crate::table::{
-    append_stored, byte_order, check_key, last_wins, run_loc, BulkEntry, SortedRun,
-};
+use crate::table::bulk::{append_stored, byte_order, last_wins, run_loc, BulkEntry, SortedRun};
+use crate::table::check_key;
 
 /// Which node each rank is on and each node's hostname: what a proc array's hostname is
 /// compared with. Read by every thread of the read-ahead.
