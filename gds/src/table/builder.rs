@@ -74,7 +74,7 @@ pub struct TableBuilder {
     /// Whether a column's key was ever stored as an entry of a proc (so a column insert must
     /// evict it); false in the common case, which keeps column inserts free of hashing.
     pub(super) column_key_in_entries: [bool; COLUMNS.len()],
-    /// [`TableBuilder::block_columns_above`]; `None`: [`column_blocks::PLAIN_UP_TO`].
+    /// [`TableBuilder::block_columns_above`]; `None`: [`column_blocks::PLAIN_UP_TO`](crate::column_blocks::PLAIN_UP_TO).
     pub(super) plain_columns_up_to: Option<usize>,
 }
 

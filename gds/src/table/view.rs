@@ -384,11 +384,12 @@ impl TableView {
         self.key_str(kid).map(K::tag)
     }
 
-    /// What the layer above derives from this table (its reading of the keys, of values it
-    /// asks on every get), computed by `init` on the first call and kept as long as the view:
-    /// once per mapped table, for any number of gets. One type per view: the first call's `T`
-    /// is kept, and a call with another type gets `None` (its caller computes without the
-    /// cache). Racing first calls run `init` once; the others wait for it.
+    /// What the layer above derives from this table (values of it that gets ask again and
+    /// again), computed by `init` on the first call and kept as long as the view: once per
+    /// mapped table, for any number of gets. One type per view: the first call's `T` is kept,
+    /// and a call with another type gets `None` (its caller computes without the cache).
+    /// Racing first calls run `init` once; the others wait for it (so `init` must not call
+    /// `derived` itself).
     #[inline]
     pub fn derived<T: Any + Send + Sync>(&self, init: impl FnOnce(&TableView) -> T) -> Option<&T> {
         self.derived

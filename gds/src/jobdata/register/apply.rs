@@ -32,7 +32,7 @@ pub(super) struct Apply<'l> {
 
 impl Apply<'_> {
     /// One info of pass 1's `ops` (`session`: inside a session array). A node array is only
-    /// told its node and pushed to `node_arrays`, for [`node_realm::node_run`].
+    /// told its node and pushed to `node_arrays`, for [`super::node_realm::node_run`].
     pub(super) fn op<'i, I: RegInfo>(
         &self,
         t: &mut TableBuilder,

@@ -1,5 +1,5 @@
 //! The keys a server answers from the node and process maps alone (docs/jobdata.md): the job
-//! realm's ([`derive`]), each rank's proc columns ([`derive_columns`]), and the peers lists.
+//! realm's ([`derive()`]), each rank's proc columns ([`derive_columns`]), and the peers lists.
 
 use std::borrow::Cow;
 
@@ -12,7 +12,7 @@ use crate::value::Value;
 
 /// The job-realm keys OpenPMIx 4.2.2 answers from the node and process maps alone: the job's
 /// size and nodes, and the local size, leader and peers of the store's own node (each node's
-/// are [`node_realm`]'s, each rank's [`derive_columns`]'; docs/jobdata.md).
+/// are [`node_realm`](super::node_realm)'s, each rank's [`derive_columns`]'; docs/jobdata.md).
 pub(super) fn derive(
     t: &mut TableBuilder,
     hosts: &[String],

@@ -34,7 +34,7 @@ pub trait RegInfo: Sized + Sync {
     /// The value, to store.
     fn value(&self) -> Result<Cow<'_, Value>>;
     /// The value as proc column `kind` holds it: a value of the column's type that is not its
-    /// absent pattern, as [`TableBuilder::insert`] would store it in the column. Sources that can read it
+    /// absent pattern, as [`TableBuilder::insert`](crate::table::TableBuilder::insert) would store it in the column. Sources that can read it
     /// without making a [`Value`] say so: a million proc arrays ask it eight times each.
     fn column(&self, kind: ColumnKind) -> Option<u32> {
         column_value(kind, &*self.value().ok()?)

@@ -2,6 +2,13 @@
 //! standard's 17.2.3.2 describes) to a table: realms sorted out at write time, the keys a server
 //! must answer derived from the node and process maps, the standard per-rank keys in proc
 //! columns. docs/jobdata.md lists what is derived and what is stored where.
+//!
+//! [`build`] runs the steps, each in its module:
+//! - `input`: what is read ([`RegInfo`], a Rust or C info array element);
+//! - `scan`: pass 1, what must be known first (maps, session, nodes, job size);
+//! - `read_ahead`: the proc arrays read on several threads, into the proc columns and a run;
+//! - `derive`: the keys the maps alone give; `node_realm`: the node realm as one run;
+//! - `apply`: pass 2, what the host registered, over what was derived.
 
 #![forbid(unsafe_code)]
 

@@ -135,7 +135,7 @@ pub(super) struct BlockReader<'x, 'a, I> {
 }
 
 impl<'a, I: RegInfo> BlockReader<'_, 'a, I> {
-    /// Read one proc array as [`Apply::proc_array`] would store it: a [`ProcRead::Columns`],
+    /// Read one proc array as [`Apply::proc_array`](super::apply::Apply::proc_array) would store it: a [`ProcRead::Columns`],
     /// its extras archived, or [`ProcRead::General`] (and nothing kept).
     fn proc(&mut self, info: &'a I, nodes: &Nodes, ranks: u32) -> ProcRead {
         let (entries, bytes) = (self.block.entries.len(), self.arena.len());
@@ -165,7 +165,7 @@ impl<'a, I: RegInfo> BlockReader<'_, 'a, I> {
         }
     }
 
-    /// Archive the extras in `scratch` as `rank`'s, as [`TableBuilder::insert`] stores them;
+    /// Archive the extras in `scratch` as `rank`'s, as [`TableBuilder::insert`](crate::table::TableBuilder::insert) stores them;
     /// None if one would be refused (the general walk then says why).
     fn archive(&mut self, rank: u32) -> Option<()> {
         for i in self.scratch.iter() {
@@ -195,7 +195,7 @@ impl<'a, I: RegInfo> BlockReader<'_, 'a, I> {
 }
 
 pub(super) const PROC_CLASS: u16 = Realm::Proc(0).class_id().0;
-/// A run that evicts nothing of other classes ([`TableBuilder::merge_run`]'s `group`).
+/// A run that evicts nothing of other classes ([`TableBuilder::merge_run`](crate::table::TableBuilder::merge_run)'s `group`).
 #[allow(clippy::reversed_empty_ranges)]
 pub(super) const NO_GROUP: std::ops::RangeInclusive<u16> = 1..=0;
 
