@@ -13,9 +13,16 @@
 //!   epoch-protected snapshots (the only part built under `gds_loom`).
 //! - `dir`: the store directory: naming, safe creation, ownership, sweeping dead stores.
 //! - `prefault`: page faults of large new buffers taken ahead on another core.
-//! - `table`, `root`: encoding and lookup of the two immutable segment kinds; `column_blocks`:
-//!   proc columns stored in blocks of 32 ranks.
+//! - `table`, `root`: encoding and lookup of the two immutable segment kinds (`table::bulk`:
+//!   entries merged as sorted runs); `column_blocks`: proc columns stored in blocks of 32 ranks.
 //! - `writer`, `reader`: the public store API.
+//!
+//! Above the store, PMIx's rules for what it holds:
+//! - [`jobdata`]: a namespace's registration as a table, and the rules of a Get over it.
+//! - [`modex`]: data the processes post (Put/Commit, fences).
+//!
+//! The store's modules name neither (tests/layers.rs): what job data derives from a mapped
+//! table it keeps in the view's slot for it (`TableView::derived`).
 
 #![deny(unsafe_code)]
 
@@ -71,9 +78,11 @@ pub use raw::prefetch;
 #[cfg(not(gds_loom))]
 pub use dir::{default_base_dir, sweep_dead_stores, Ownership, SweepReport};
 #[cfg(not(gds_loom))]
+pub use jobdata::JobMeta;
+#[cfg(not(gds_loom))]
 pub use reader::{Pin, Reader, ReaderStats};
 #[cfg(not(gds_loom))]
-pub use table::{ColumnShape, JobMeta, TableBuilder, TableView};
+pub use table::{ColumnShape, KeyTag, TableBuilder, TableView};
 #[cfg(not(gds_loom))]
 pub use valueref::ValueRef;
 #[cfg(not(gds_loom))]

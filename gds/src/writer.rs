@@ -199,10 +199,10 @@ impl Transaction<'_> {
         // Planned first (every offset and the file's length), then encoded straight into the
         // new file: no buffer of the whole segment to build and copy; values go from the
         // builder's arenas to the file in one gathered write per run of them.
-        let layout = table.layout()?;
+        let plan = table.plan()?;
         let name = table_name(nsid, part, gen);
-        segment::create_streamed(w.dir(), &name, layout.total_len(), w.own, |file| {
-            layout.write(file, gen)
+        segment::create_streamed(w.dir(), &name, plan.total_len(), w.own, |file| {
+            plan.write(file, gen)
         })?;
         self.written.push(name);
         self.removes.retain(|r| r != ns);

@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+mod facts;
 pub mod keys;
 pub mod maps;
 pub mod node_names;
@@ -12,6 +13,7 @@ pub mod resolve;
 pub mod resources;
 pub mod synthetic;
 
+pub use facts::JobMeta;
 pub use query::{Qualifiers, TargetRank};
 pub use register::{build, Ahead, JobSummary, RegInfo};
 pub use resolve::{

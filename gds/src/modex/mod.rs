@@ -14,9 +14,8 @@ use crate::error::{Error, Result};
 use crate::jobdata::keys::is_reserved;
 use crate::jobdata::TargetRank;
 use crate::layout::{Realm, ENTRY_RAW_BYTES, MAX_KEYS, MAX_KEY_LEN};
-use crate::table::{
-    byte_order, check_key, last_wins, BulkEntry, SortedRun, TableBuilder, TableView,
-};
+use crate::table::bulk::{byte_order, last_wins, BulkEntry, SortedRun};
+use crate::table::{check_key, TableBuilder, TableView};
 use crate::value::Value;
 use crate::valueref::ValueRef;
 

@@ -5,12 +5,15 @@
 //! inserted one by one (the maps' value, then the array's again) took ~130 ms of the
 //! registration (docs/performance.md).
 
-use super::{bad, infos_of, peers_list, sorted_ranks, RegInfo};
+use super::bad;
+use super::derive::{peers_list, sorted_ranks};
+use super::input::{infos_of, RegInfo};
 use crate::error::Result;
 use crate::jobdata::keys::{self, meta};
 use crate::jobdata::node_names;
 use crate::layout::{Realm, VALUE_ALIGN};
-use crate::table::{append_stored, byte_order, check_key, run_loc, BulkEntry, SortedRun};
+use crate::table::bulk::{append_stored, byte_order, run_loc, BulkEntry, SortedRun};
+use crate::table::check_key;
 use crate::value::Value;
 use std::collections::HashMap;
 
