@@ -62,6 +62,10 @@ impl<T: Send + Sync + 'static> SnapshotCell<T> {
         // SAFETY: `old` is now unreachable from `self`; threads that loaded it before the swap
         // hold guards, and crossbeam-epoch runs the destructor only after they are all unpinned.
         unsafe { guard.defer_destroy(old) };
+        // Hand the retired snapshot to the global collector now and let it try to advance the
+        // epoch: left in this thread's bag, it waits until the bag fills (dozens of
+        // generations, each keeping unlinked segments mapped) or forever if this thread stops.
+        guard.flush();
     }
 
     /// Loom's broken twins only: [`SnapshotCell::load`] with the ordering `order`.
