@@ -135,7 +135,7 @@ fn a_writer_killed_anywhere_leaves_the_last_whole_generation_and_is_swept() {
 }
 
 #[test]
-fn readers_killed_anywhere_never_block_the_writer() {
+fn readers_killed_mid_read_leave_the_writer_nothing_to_keep() {
     let base = tempfile::Builder::new()
         .prefix("rshm-crash-")
         .tempdir_in("/dev/shm")
