@@ -25,7 +25,7 @@ pub struct Args {
 fn usage() -> ! {
     eprintln!(
         "usage: scale [--quick] [--max-m N] [--pmix-max-m N] [--hash-max-m N] [--clients N]\n\
-         \x20            [--columns LIST] [--repeat N]\
+         \x20            [--columns LIST] [--repeat N]\n\
          \x20            [--component PATH] [--calls-fast N] [--calls-libpmix N] [--out DIR]\n\
          columns: {}",
         Col::ALL.map(Col::name).join(",")
