@@ -22,8 +22,9 @@ usage:
       print one value; REALM is job | session:ID | app:N | node:ID | proc:RANK
   rshm sweep [BASE]
       remove stores left by dead servers in BASE (default: the default base directory)
-  rshm write-loop --base DIR | rshm read-loop STORE
-      test helpers: publish (read) until killed (cli/tests/crash.rs)
+  rshm write-loop --base DIR | rshm read-loop STORE [--hold 1]
+      test helpers: publish (read) until killed; --hold: keep one pin until a line on stdin
+      (cli/tests/crash.rs)
 ";
 
 fn main() -> ExitCode {

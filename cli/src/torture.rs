@@ -1,6 +1,10 @@
 //! `rshm write-loop`: a writer that publishes generation after generation until killed, for the
 //! crash tests (cli/tests/crash.rs). Every generation g writes two namespaces whose every value
-//! encodes g, so a reader can tell a whole generation from a torn one.
+//! encodes g, so a reader can tell a whole generation from a torn one. It prints the store's path
+//! first, then `committed G` once `commit` of generation G (the `gen` its tables hold) has returned: the test's evidence of
+//! what was published before the kill.
+//!
+//! `rshm read-loop`: a reader to kill mid-read, or (`--hold`) one that keeps a pin out.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -40,6 +44,8 @@ pub fn write_loop(argv: &[String]) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
         }
         tx.commit().map_err(|e| e.to_string())?;
+        println!("committed {g}");
+        std::io::stdout().flush().map_err(|e| e.to_string())?;
     }
     // Killed before this in the tests; a normal end removes the store.
     w.close().map_err(|e| e.to_string())
@@ -47,21 +53,42 @@ pub fn write_loop(argv: &[String]) -> Result<(), String> {
 
 /// `rshm read-loop STORE`: get the job key `k` of namespace `ns` in a loop (for at most 30 s),
 /// to be killed mid-read by the crash tests.
+///
+/// `rshm read-loop STORE --hold 1`: pin, borrow the table of `ns` and print its `k` as `pinned K`;
+/// keep that pin until a line arrives on stdin, then read `k` again through the same borrowed
+/// table and print `still K`: a reader that holds its view for as long as the test wants (and
+/// can be stopped meanwhile). (A new get through the pin would move to the newest generation.)
 pub fn read_loop(argv: &[String]) -> Result<(), String> {
-    let a = Args::parse(argv, &[])?;
+    let a = Args::parse(argv, &["hold"])?;
     let store = PathBuf::from(
         a.positional
             .first()
             .ok_or("read-loop needs a store directory")?,
     );
     let r = gds::Reader::attach(&store).map_err(|e| e.to_string())?;
+    let k = |pin: &gds::Pin| {
+        r.get(pin, "ns", part::DATA, Realm::Job, "k")
+            .map(|v| v.as_u64().unwrap_or(0))
+            .map_err(|e| e.to_string())
+    };
+    if a.get("hold", 0u32)? != 0 {
+        let pin = r.pin();
+        let table = r.table(&pin, "ns", part::DATA).map_err(|e| e.to_string())?;
+        let held_k = || table.get(Realm::Job, "k").and_then(|v| v.as_u64());
+        println!("pinned {}", held_k().ok_or("no k")?);
+        std::io::stdout().flush().map_err(|e| e.to_string())?;
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
+        println!("still {}", held_k().ok_or("no k")?);
+        return Ok(());
+    }
     let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let mut n = 0u64;
     while std::time::Instant::now() < end {
         let pin = r.pin();
-        if let Ok(v) = r.get(&pin, "ns", part::DATA, Realm::Job, "k") {
-            n += v.as_u64().unwrap_or(0);
-        }
+        n += k(&pin).unwrap_or(0);
     }
     println!("{n}");
     Ok(())

@@ -179,6 +179,25 @@ fn s5_1_rank_undef_finds_a_globally_unique_key() {
     ));
 }
 
+/// How many of a fence batch's `procs` cards a reader finds, checking each one it finds is the
+/// card its process posted.
+fn cards_found(t: &gds::TableView, procs: u32) -> u32 {
+    let mut found = 0;
+    for rank in 0..procs {
+        if let Ok(v) = modex::get(t, TargetRank::Rank(rank), "card", false, None) {
+            assert_eq!(
+                v.to_value(),
+                Value::ByteObject(vec![rank as u8; 64]),
+                "rank {rank}: a card that was never posted"
+            );
+            found += 1;
+        }
+    }
+    found
+}
+
+/// A reader reading in a loop while one commit publishes a whole fence batch sees the store
+/// before it (no card) and after it (every card), and nothing in between.
 #[test]
 fn a_fence_batch_is_seen_whole_or_not_at_all() {
     const PROCS: u32 = 2000;
@@ -186,31 +205,37 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
     publish(&mut w, "ns", &Posted::new(), true);
     let r = Arc::new(Reader::attach(w.path()).unwrap());
     let stop = Arc::new(AtomicBool::new(false));
-    // Set once the reader has seen the batch: the writer waits for it rather than guessing how
-    // long a loaded machine takes to schedule the reader.
+    // Set once the reader has seen the store without the batch, then with it: the writer waits
+    // for each rather than guessing how long a loaded machine takes to schedule the reader.
+    let saw_none = Arc::new(AtomicBool::new(false));
     let saw_all = Arc::new(AtomicBool::new(false));
     let (tx_done, rx_done) = mpsc::channel();
     let reader = {
-        let (r, stop, saw_all) = (r.clone(), stop.clone(), saw_all.clone());
+        let (r, stop) = (r.clone(), stop.clone());
+        let (saw_none, saw_all) = (saw_none.clone(), saw_all.clone());
         std::thread::spawn(move || {
             let (mut none, mut all) = (0u64, 0u64);
             while !stop.load(Ordering::Relaxed) {
                 let pin = r.pin();
                 let t = r.table(&pin, "ns", part::POSTED).unwrap();
-                let first = modex::get(t, TargetRank::Rank(0), "card", false, None).is_ok();
-                let last = modex::get(t, TargetRank::Rank(PROCS - 1), "card", false, None).is_ok();
-                assert_eq!(first, last, "a reader saw part of a fence batch");
-                if first {
-                    all += 1;
-                    saw_all.store(true, Ordering::Relaxed);
-                } else {
-                    none += 1
+                match cards_found(t, PROCS) {
+                    0 => {
+                        none += 1;
+                        saw_none.store(true, Ordering::Relaxed);
+                    }
+                    PROCS => {
+                        all += 1;
+                        saw_all.store(true, Ordering::Relaxed);
+                    }
+                    part => panic!("a reader saw {part} of {PROCS} cards of one fence batch"),
                 }
             }
             tx_done.send((none, all)).unwrap();
         })
     };
-    std::thread::sleep(Duration::from_millis(5));
+    common::wait_until(Duration::from_secs(60), || {
+        saw_none.load(Ordering::Relaxed) || reader.is_finished()
+    });
     let mut p = Posted::new();
     for rank in 0..PROCS {
         p.put(
@@ -222,12 +247,17 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
         .unwrap();
     }
     publish(&mut w, "ns", &p, false);
-    common::wait_until(Duration::from_secs(60), || saw_all.load(Ordering::Relaxed));
+    common::wait_until(Duration::from_secs(60), || {
+        saw_all.load(Ordering::Relaxed) || reader.is_finished()
+    });
     stop.store(true, Ordering::Relaxed);
-    let (none, all) = rx_done
-        .recv_timeout(Duration::from_secs(60))
-        .expect("reader stuck");
-    reader.join().unwrap();
+    let done = rx_done.recv_timeout(Duration::from_secs(60));
+    // A reader that panicked (saw part of the batch) dropped its sender: report its panic.
+    if let Err(e) = reader.join() {
+        std::panic::resume_unwind(e);
+    }
+    let (none, all) = done.expect("reader stuck");
+    assert!(none > 0, "the reader never saw the store before the batch");
     assert!(
         all > 0,
         "the reader did not see the batch within 60 s ({none} reads without it)"

@@ -1,7 +1,8 @@
 //! Loom models of docs/protocol.md's publication steps, each with a deliberately broken twin
-//! (`#[should_panic]`) that proves loom explored the interleaving the real one must survive.
-//! Segment bytes are modelled with loom's `UnsafeCell`, so a read that is not ordered after the
-//! write is reported as a data race (or reads the wrong value).
+//! (`#[should_panic(expected = ..)]`, naming the failure loom must report) that proves loom
+//! explored the interleaving the real one must survive. Segment bytes are modelled with loom's
+//! `UnsafeCell`, so a read that is not ordered after the write is reported as a data race
+//! ("Causality violation"), or the model's own assertion fails.
 //!
 //! Run: `RUSTFLAGS="--cfg gds_loom --cfg crossbeam_loom" CARGO_TARGET_DIR=target/loom \
 //!       LOOM_MAX_PREEMPTIONS=3 cargo test -p loom-tests --release`
@@ -56,6 +57,11 @@ fn is_ready_relaxed(state: &AtomicU32) -> bool {
     state.load(Ordering::Relaxed) == protocol::STATE_READY
 }
 
+/// R1 broken: the root generation loaded Relaxed.
+fn current_root_relaxed(word: &AtomicU64) -> u64 {
+    word.load(Ordering::Relaxed)
+}
+
 /// P4 broken: the root generation published Relaxed.
 fn publish_root_relaxed(word: &AtomicU64, gen: u64) {
     word.store(gen, Ordering::Relaxed);
@@ -84,13 +90,13 @@ fn ready_state_publishes_the_segment_bytes() {
 }
 
 #[test]
-#[should_panic]
+#[should_panic(expected = "Causality violation: Concurrent read and write accesses")]
 fn broken_twin_relaxed_ready_store_is_caught() {
     segment_model(mark_ready_relaxed, protocol::is_ready);
 }
 
 #[test]
-#[should_panic]
+#[should_panic(expected = "Causality violation: Concurrent read and write accesses")]
 fn broken_twin_relaxed_ready_load_is_caught() {
     segment_model(protocol::mark_ready, is_ready_relaxed);
 }
@@ -99,7 +105,7 @@ fn broken_twin_relaxed_ready_load_is_caught() {
 /// for gen 2 into fresh segments; a reader that sees a generation must see its files complete
 /// (the root is ready, its table is ready, both hold that generation's bytes), and never a
 /// generation older than one it saw before.
-fn generation_model(publish: fn(&AtomicU64, u64)) {
+fn generation_model(publish: fn(&AtomicU64, u64), current: fn(&AtomicU64) -> u64) {
     loom::model(move || {
         let anchor = Arc::new(AtomicU64::new(0));
         let gens: Arc<[(Segment, Segment); 2]> = Arc::new([
@@ -121,7 +127,7 @@ fn generation_model(publish: fn(&AtomicU64, u64)) {
         };
         let mut last = 0;
         for _ in 0..2 {
-            let gen = protocol::current_root(&anchor); // R1
+            let gen = current(&anchor); // R1
             assert!(gen >= last, "generation went backwards");
             last = gen;
             if gen == 0 {
@@ -142,11 +148,81 @@ fn generation_model(publish: fn(&AtomicU64, u64)) {
 
 #[test]
 fn root_publication_exposes_complete_generations() {
-    generation_model(protocol::publish_root);
+    generation_model(protocol::publish_root, protocol::current_root);
+}
+
+/// With P4 Relaxed, R3's Acquire still keeps every byte read ordered, but a reader can load a
+/// generation whose root it then finds not ready (in the store: a spurious `NotReady`).
+#[test]
+#[should_panic(expected = "published root not ready")]
+fn broken_twin_relaxed_root_publication_is_caught() {
+    generation_model(publish_root_relaxed, protocol::current_root);
+}
+
+/// The same with R1 Relaxed.
+#[test]
+#[should_panic(expected = "published root not ready")]
+fn broken_twin_relaxed_root_load_is_caught() {
+    generation_model(protocol::publish_root, current_root_relaxed);
+}
+
+/// The store directory's entry naming generation 1's root file: created by the writer (P3's
+/// `O_EXCL` create) before it fills, readies (P2) and publishes (P4) the root; 0 = no such file.
+struct Entry(UnsafeCell<u64>);
+
+impl Entry {
+    fn create(&self, gen: u64) {
+        self.0.with_mut(|p| {
+            // SAFETY: the writer creates the entry before P4; loom reports a data race if a
+            // reader can look it up unordered.
+            unsafe { *p = gen }
+        });
+    }
+
+    fn lookup(&self) -> u64 {
+        self.0.with(|p| {
+            // SAFETY: R2 runs after R1's Acquire; loom reports a data race if that is missing.
+            unsafe { *p }
+        })
+    }
+}
+
+/// What only R1 orders: R2 finds the root file through the generation R1 loaded, before there is
+/// a file whose state R3 could check, so R3's Acquire comes too late for the lookup. (In the
+/// store the lookup is `openat`, which the kernel orders as well; the model shows that the
+/// protocol does not lean on that: anything reached through the generation number alone is
+/// ordered by R1 pairing with P4.)
+fn lookup_model(current: fn(&AtomicU64) -> u64) {
+    loom::model(move || {
+        let anchor = Arc::new(AtomicU64::new(0));
+        let entry = Arc::new(Entry(UnsafeCell::new(0)));
+        let root = Arc::new(Segment::new());
+        let writer = {
+            let (anchor, entry, root) = (anchor.clone(), entry.clone(), root.clone());
+            thread::spawn(move || {
+                entry.create(1); // P3: the root file exists
+                root.fill(100); // P3: its bytes
+                protocol::mark_ready(&root.state); // P2 (root)
+                protocol::publish_root(&anchor, 1); // P4
+            })
+        };
+        if current(&anchor) == 1 {
+            // R1 saw generation 1
+            assert_eq!(entry.lookup(), 1, "a published root's file is missing"); // R2
+            assert!(protocol::is_ready(&root.state), "published root not ready"); // R3
+            assert_eq!(root.read(), 100);
+        }
+        writer.join().unwrap();
+    });
 }
 
 #[test]
-#[should_panic]
-fn broken_twin_relaxed_root_publication_is_caught() {
-    generation_model(publish_root_relaxed);
+fn a_published_generation_names_an_existing_root() {
+    lookup_model(protocol::current_root);
+}
+
+#[test]
+#[should_panic(expected = "Causality violation: Concurrent read and write accesses")]
+fn broken_twin_relaxed_root_load_races_the_lookup() {
+    lookup_model(current_root_relaxed);
 }
