@@ -16,15 +16,8 @@ use gds::jobdata::{self, keys, resources, TargetRank};
 use gds::modex;
 use gds::{part, Error, Pin, Reader, Result, TableView, ValueRef};
 
-/// Environment variables the server's setup_fork sets (docs/ffi.md).
-pub mod env {
-    /// The store directory (`gds::Reader::attach_from_env` reads it too).
-    pub const STORE: &str = "RSHM_STORE";
-    /// The client's namespace and rank, when the server is not libpmix (which sets
-    /// `PMIX_NAMESPACE` / `PMIX_RANK`, read as a fallback).
-    pub const NSPACE: &str = "RSHM_NSPACE";
-    pub const RANK: &str = "RSHM_RANK";
-}
+/// The environment a client needs to attach (setup_fork), named once in `abi`.
+pub use abi::env;
 
 /// An attached client: the store, and who this process is.
 pub struct Client {

@@ -11,10 +11,15 @@ use crate::types::*;
 
 /// Release what [`write_value`] allocated inside `*v` (not `v` itself); leaves it UNDEF.
 /// The same frees `PMIx_Value_destruct` performs, for values the shims own.
-pub fn destruct_value(v: &mut pmix_value_t) {
+///
+/// # Safety
+/// `*v` was written by [`write_value`](super::write_value) / [`write_stored`](super::write_stored)
+/// (or is zeroed) and not destructed since: the union member of its type is the live one and
+/// every pointer in it came from malloc/calloc (or is NULL) and is owned by `*v` alone.
+pub unsafe fn destruct_value(v: &mut pmix_value_t) {
     let ty = v.type_;
-    // SAFETY: `v` was written by `write_value`/`write_stored` (or is zeroed), so the union member
-    // of `ty` is the live one and every pointer in it came from calloc or is NULL.
+    // SAFETY: the caller's promise: the union member of `ty` is the live one and every pointer
+    // in it came from malloc/calloc or is NULL.
     unsafe {
         if boxed_in_value(ty) {
             let inner = v.data.ptr.cast::<u8>();

@@ -29,7 +29,7 @@ pub mod write;
 pub use free::{destruct_value, free_value};
 pub use read::{info_slice, info_value, proc_ref, read_infos, read_proc, read_value};
 pub use registration::{check_infos, reg_infos, CInfo};
-pub use strings::{c_str, fixed_str};
+pub use strings::{c_str, copy_last_error, copy_to_buf, fixed_str};
 pub use write::{
     alloc_stored, c_info, write_borrowed, write_info, write_stored, write_value, zeroed_value,
     HeldValue,
@@ -91,15 +91,23 @@ pub(crate) fn bad(what: impl Into<String>) -> AbiError {
     AbiError::BadParam(what.into())
 }
 
+/// A C array argument as a slice: `(NULL, 0)` (or any pointer with 0) is empty; NULL with a
+/// length, a misaligned pointer, or a length whose bytes overflow `isize` is `BadParam`, never
+/// a slice.
+///
 /// # Safety
-/// `p` is NULL or points to `n` readable `T`s.
-pub(crate) unsafe fn c_slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], AbiError> {
+/// Unless refused above, `p` points to `n` readable `T`s that outlive `'a` unchanged.
+pub unsafe fn c_slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], AbiError> {
     if n == 0 {
         return Ok(&[]);
     }
     if p.is_null() || n > (isize::MAX as usize) / size_of::<T>().max(1) {
         return Err(bad("NULL or oversized array"));
     }
-    // SAFETY: the caller promises `n` readable elements at `p`; the size fits an isize.
+    if !p.is_aligned() {
+        return Err(bad("misaligned array"));
+    }
+    // SAFETY: the caller promises `n` readable elements at `p`; non-NULL, aligned, and the size
+    // fits an isize (checked).
     Ok(unsafe { core::slice::from_raw_parts(p, n) })
 }

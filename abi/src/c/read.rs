@@ -267,11 +267,27 @@ pub unsafe fn info_slice<'a>(
     unsafe { c_slice(p, n) }
 }
 
-/// A qualifier's value read as the small scalar it must be (bool, u32, scope, string).
-pub fn info_value(info: &pmix_info_t) -> Result<Value, AbiError> {
-    // SAFETY: `info` is a reference to a valid pmix_info_t (the caller built it from a slice
-    // it was promised).
+/// A qualifier's value (bool, u32, scope, string...).
+///
+/// # Safety
+/// `info.value` obeys its type's layout, as for [`read_value`]: a reference proves only that
+/// the `pmix_info_t` itself is readable, not that the pointers in its value are (the mirror's
+/// fields are public, so safe code can put any address there).
+pub unsafe fn info_value(info: &pmix_info_t) -> Result<Value, AbiError> {
+    // SAFETY: forwarded caller promise.
     unsafe { read_value(&info.value, 0) }
+}
+
+/// PMIx_Get's directives ([`crate::get::GetRequest`]) read from its `info` array.
+///
+/// # Safety
+/// Every element's value obeys its type's layout, as for [`read_value`] (PMIx_Get's contract
+/// for `info`).
+pub unsafe fn parse_get(infos: &[pmix_info_t]) -> Result<crate::get::GetRequest, AbiError> {
+    crate::get::parse_with(infos, |info| {
+        // SAFETY: the element's value obeys its layout (this function's caller promise).
+        unsafe { read_value(&info.value, 0) }
+    })
 }
 
 /// Copy a C `pmix_proc_t` out of a raw pointer.

@@ -133,6 +133,35 @@ pub(crate) unsafe fn opt_string(p: *const c_char) -> Result<String, AbiError> {
     }
 }
 
+/// Copy `msg` into the caller's buffer as a NUL-terminated C string, truncated to `len - 1`
+/// bytes; returns `msg`'s full length (a caller whose buffer was too small sees it is). NULL or
+/// `len` 0 copies nothing.
+///
+/// # Safety
+/// `buf` is NULL or writable for `len` bytes.
+pub unsafe fn copy_to_buf(msg: &str, buf: *mut c_char, len: usize) -> usize {
+    if !buf.is_null() && len > 0 {
+        let n = msg.len().min(len - 1);
+        // SAFETY: `buf` is writable for `len` > n bytes (caller contract); `msg` is a separate
+        // Rust allocation, so the ranges do not overlap.
+        unsafe {
+            core::ptr::copy_nonoverlapping(msg.as_ptr(), buf.cast::<u8>(), n);
+            *buf.add(n) = 0;
+        }
+    }
+    msg.len()
+}
+
+/// The calling thread's last error message ([`crate::last_error`]) copied as [`copy_to_buf`]
+/// does: the body of both shims' `*_last_error` exports.
+///
+/// # Safety
+/// As [`copy_to_buf`].
+pub unsafe fn copy_last_error(buf: *mut c_char, len: usize) -> usize {
+    // SAFETY: forwarded caller contract.
+    unsafe { copy_to_buf(&crate::last_error(), buf, len) }
+}
+
 #[cfg(test)]
 mod has_nul_tests {
     #[test]

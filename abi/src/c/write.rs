@@ -265,7 +265,9 @@ pub fn write_value(out: &mut pmix_value_t, v: &Value) -> Result<(), AbiError> {
         unsafe { write_elem(v, ptr::addr_of_mut!(out.data).cast::<u8>()) }
     };
     if res.is_err() {
-        destruct_value(out);
+        // SAFETY: `*out` was zeroed above and then written only by `write_elem` (whose partial
+        // writes start from calloc'd zeros), so it owns exactly what was allocated here.
+        unsafe { destruct_value(out) };
     }
     res
 }
@@ -350,13 +352,14 @@ pub fn write_borrowed(out: &mut pmix_value_t, v: &ValueRef<'_>) -> Result<bool, 
     write_stored(out, v).map(|()| false)
 }
 
-/// A zeroed (`PMIX_UNDEF`) `pmix_value_t`.
+/// A zeroed (`PMIX_UNDEF`) `pmix_value_t`: every byte of the union is 0, not only its first
+/// member's (a byte object or envar read from it is then NULL and empty, not stack garbage).
 #[inline]
 pub fn zeroed_value() -> pmix_value_t {
-    pmix_value_t {
-        type_: t::UNDEF,
-        data: pmix_value_data { uint64: 0 },
-    }
+    const _: () = assert!(t::UNDEF == 0);
+    // SAFETY: all-zero is a valid pmix_value_t: integers, floats and raw pointers (NULL) of
+    // every member, and `false` for the bool one.
+    unsafe { core::mem::zeroed() }
 }
 
 /// A `pmix_value_t` the client library keeps for a PMIX_GET_POINTER_VALUES caller: boxed so its
@@ -393,7 +396,9 @@ impl HeldValue {
 impl Drop for HeldValue {
     fn drop(&mut self) {
         if self.owns_data {
-            destruct_value(&mut self.value);
+            // SAFETY: `value` was written by `write_stored` in `new` (the field is private, so
+            // nothing else wrote it) and owns its data (`owns_data`).
+            unsafe { destruct_value(&mut self.value) };
         }
     }
 }
