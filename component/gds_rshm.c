@@ -141,6 +141,16 @@ static rshm_server_t *server_store(void)
     return s;
 }
 
+/* The store if it is open (read under `lock`, as server_store does; never opens it). */
+static rshm_server_t *open_server(void)
+{
+    rshm_server_t *s;
+    pthread_mutex_lock(&lock);
+    s = server;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
 /* ---- module functions ------------------------------------------------------------------ */
 
 /* Every process, at framework select. Nothing to do until the role is known. */
@@ -620,8 +630,9 @@ static pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, p
 /* Every active module at deregister; a client at disconnect. */
 static pmix_status_t rshm_del_nspace(const char *nspace)
 {
-    if (is_server() && NULL != server) {
-        rshm_server_deregister_nspace(server, nspace);
+    rshm_server_t *s = open_server();
+    if (is_server() && NULL != s) {
+        rshm_server_deregister_nspace(s, nspace);
         set_nspace_failed(nspace, false);
     }
     return PMIX_SUCCESS;
