@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use abi::c::HeldValue;
 use abi::get::GetRequest;
@@ -182,10 +182,9 @@ impl Client {
             _ => 0,
         };
         let in_table = key != 0 && table.contains_addr(key);
-        let mut map = self
-            .pointers
-            .lock()
-            .map_err(|_| AbiError::Store(Error::Corrupt("pointer cache poisoned")))?;
+        // A panic caught while another call held the cache (the map itself stays consistent)
+        // must not fail every later pointer-mode Get: take the lock back from the poison.
+        let mut map = self.pointers.lock().unwrap_or_else(PoisonError::into_inner);
         if in_table {
             if let Some(h) = map.get_mut(&key) {
                 return Ok(h.value.as_mut_ptr());
@@ -206,10 +205,7 @@ impl Client {
 
     /// Drop every PMIX_GET_POINTER_VALUES answer given so far (their pointers become invalid).
     pub fn release_pointers(&self) -> usize {
-        let mut map = match self.pointers.lock() {
-            Ok(m) => m,
-            Err(p) => p.into_inner(),
-        };
+        let mut map = self.pointers.lock().unwrap_or_else(PoisonError::into_inner);
         let n = map.len();
         map.clear();
         n

@@ -92,8 +92,12 @@ pub fn attach(path: Option<&Path>, me: Option<(String, u32)>) -> Result<(), AbiE
 
 /// Detach: unmaps the store. Every PMIX_GET_POINTER_VALUES value becomes invalid. Must not run
 /// concurrently with any other `rshm_client_*` call.
+///
+/// # Safety
+/// No other thread is inside an `rshm_client_*` call (or a Get of the preload or the
+/// component), and no pointer-mode value is used afterwards.
 #[no_mangle]
-pub extern "C" fn rshm_client_detach() -> pmix_status_t {
+pub unsafe extern "C" fn rshm_client_detach() -> pmix_status_t {
     ffi_status(|| {
         let p = CLIENT.swap(core::ptr::null_mut(), Ordering::AcqRel);
         if p.is_null() {
