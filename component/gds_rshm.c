@@ -48,9 +48,11 @@
 #include "rshm_client.h"
 #include "rshm_server.h"
 
-/* The 4.2 answer policy + client Get (component/src/lib.rs). */
+/* The 4.2 answer policy + client Get (component/src/exports.rs). */
 pmix_status_t rshm_gds42_fetch(const pmix_proc_t *proc, const char *key, const pmix_info_t *info,
                                size_t ninfo, pmix_value_t **val);
+/* Whether the environment names a store (RSHM_STORE; the name is defined once, in abi). */
+bool rshm_gds42_store_announced(void);
 
 #define RSHM_NAME "rshm"
 /* Component priority (framework select order), and the assign_module bid when PMIX_GDS_MODULE
@@ -229,7 +231,7 @@ static pmix_status_t rshm_assign_module(pmix_info_t *info, size_t ninfo, int *pr
         pmix_status_t rc = PMIX_SUCCESS;
         pthread_mutex_lock(&lock);
         if (!client_attached) {
-            if (NULL == getenv("RSHM_STORE")) {
+            if (!rshm_gds42_store_announced()) {
                 rc = PMIX_ERR_NOT_AVAILABLE;
             } else {
                 rc = rshm_client_attach(NULL, NULL);

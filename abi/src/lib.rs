@@ -2,7 +2,9 @@
 //! ([`types`]), the conversions between C values and `gds` values ([`c`]: the only `unsafe` in
 //! this crate), the status mapping, and PMIx_Get's qualifiers read from a `pmix_info_t` array.
 //!
-//! `server-shim` and `client-shim` export the C functions; this crate holds what both need.
+//! `server-shim` and `client-shim` export the C functions; this crate holds what both need,
+//! with the panic boundary every export runs inside ([`boundary`]) and the environment names a
+//! server hands its clients ([`env`]).
 //!
 //! Every function that follows a pointer it cannot check (a `pmix_value_t`'s union, an info
 //! array's values) is an `unsafe fn` whose `# Safety` says what the C caller promises: the

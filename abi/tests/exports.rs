@@ -157,6 +157,7 @@ fn every_export_runs_inside_the_panic_boundary() {
     for name in [
         "PMIx_Get",
         "rshm_gds42_fetch",
+        "rshm_gds42_store_announced",
         "rshm_server_path",
         "rshm_client_get",
     ] {

@@ -1,5 +1,5 @@
-//! The component's C entry point into the shims, `rshm_gds42_fetch` (gds_rshm.c's fetch): the
-//! crate's only `unsafe`.
+//! The component's C entry points into the shims, `rshm_gds42_fetch` (gds_rshm.c's fetch) and
+//! `rshm_gds42_store_announced`: the crate's only `unsafe`.
 
 use core::ffi::c_char;
 
@@ -84,4 +84,11 @@ unsafe fn same_node(proc_: *const pmix_proc_t, req: &GetRequest) -> Result<bool,
         };
         Ok(matches!((node(me), node(rank)), (Some(a), Some(b)) if a == b))
     })
+}
+
+/// Whether the environment names a store (`$RSHM_STORE`, set by the server's setup_fork): a
+/// client without one declines the component at its handshake without trying to attach.
+#[no_mangle]
+pub extern "C" fn rshm_gds42_store_announced() -> bool {
+    ffi_or(false, || std::env::var_os(abi::env::STORE).is_some())
 }

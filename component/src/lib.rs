@@ -19,7 +19,7 @@ mod exports;
 use abi::get::GetRequest;
 use gds::jobdata::keys::{self, DefaultRealm};
 
-pub use exports::rshm_gds42_fetch;
+pub use exports::{rshm_gds42_fetch, rshm_gds42_store_announced};
 
 pub use rshm_client;
 pub use rshm_server;

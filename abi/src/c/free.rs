@@ -12,6 +12,12 @@ use crate::types::*;
 /// Release what [`write_value`] allocated inside `*v` (not `v` itself); leaves it UNDEF.
 /// The same frees `PMIx_Value_destruct` performs, for values the shims own.
 ///
+/// Safe code cannot call it (it would free whatever address a mirror's public field holds):
+/// ```compile_fail,E0133
+/// let mut v = abi::c::zeroed_value();
+/// abi::c::destruct_value(&mut v);
+/// ```
+///
 /// # Safety
 /// `*v` was written by [`write_value`](super::write_value) / [`write_stored`](super::write_stored)
 /// (or is zeroed) and not destructed since: the union member of its type is the live one and

@@ -280,6 +280,12 @@ pub unsafe fn info_value(info: &pmix_info_t) -> Result<Value, AbiError> {
 
 /// PMIx_Get's directives ([`crate::get::GetRequest`]) read from its `info` array.
 ///
+/// Safe code cannot call it: a `&[pmix_info_t]` says nothing about the pointers in its values.
+/// ```compile_fail,E0133
+/// let info = abi::c::c_info(&gds::Info::new("pmix.optional", gds::Value::Bool(true))).unwrap();
+/// let _ = abi::get::parse(&[info]);
+/// ```
+///
 /// # Safety
 /// Every element's value obeys its type's layout, as for [`read_value`] (PMIx_Get's contract
 /// for `info`).
