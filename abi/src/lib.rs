@@ -4,7 +4,7 @@
 //!
 //! `server-shim` and `client-shim` export the C functions; this crate holds what both need,
 //! with the panic boundary every export runs inside ([`boundary`]) and the environment names a
-//! server hands its clients ([`env`]).
+//! server hands its clients ([`env`](mod@env)).
 //!
 //! Every function that follows a pointer it cannot check (a `pmix_value_t`'s union, an info
 //! array's values) is an `unsafe fn` whose `# Safety` says what the C caller promises: the

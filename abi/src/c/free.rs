@@ -9,7 +9,7 @@ use gds::value::types as t;
 use super::{boxed_in_value, cpuset, elem_size};
 use crate::types::*;
 
-/// Release what [`write_value`] allocated inside `*v` (not `v` itself); leaves it UNDEF.
+/// Release what [`write_value`](super::write_value) allocated inside `*v` (not `v` itself); leaves it UNDEF.
 /// The same frees `PMIx_Value_destruct` performs, for values the shims own.
 ///
 /// Safe code cannot call it (it would free whatever address a mirror's public field holds):
@@ -104,10 +104,10 @@ unsafe fn destruct_elem(ty: u16, p: *mut u8) {
     }
 }
 
-/// Free a `pmix_value_t` from [`alloc_stored`] and what it holds (the shims' own release).
+/// Free a `pmix_value_t` from [`alloc_stored`](super::alloc_stored) and what it holds (the shims' own release).
 ///
 /// # Safety
-/// `p` is NULL or came from [`alloc_stored`] and is not used again.
+/// `p` is NULL or came from [`alloc_stored`](super::alloc_stored) and is not used again.
 pub unsafe fn free_value(p: *mut pmix_value_t) {
     if p.is_null() {
         return;

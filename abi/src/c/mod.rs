@@ -9,7 +9,7 @@
 //! pointer points to memory of the stated size) is the caller's promise, as in every C API.
 //!
 //! One file per job: [`strings`] (C strings and fixed buffers), [`read`] (C values into `gds`
-//! values), [`registration`] (a registration array read in place), [`write`] (values out as
+//! values), [`registration`] (a registration array read in place), [`write`](mod@write) (values out as
 //! malloc'd C structs), [`free`] (releasing what `write` made), [`cpuset`] (hwloc bitmaps).
 
 use core::mem::size_of;

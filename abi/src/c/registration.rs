@@ -16,7 +16,7 @@ use crate::AbiError;
 
 /// A `pmix_info_t` of a caller's registration array, read in place by the registration
 /// ([`gds::jobdata::RegInfo`]): keys, strings and array elements are borrowed and scalars read
-/// as they are stored, so a million proc arrays cost no conversion into [`Info`] trees. Every
+/// as they are stored, so a million proc arrays cost no conversion into [`Info`](gds::Info) trees. Every
 /// accessor checks what it follows (NULL, sizes, NUL, UTF-8, nesting) whether or not the
 /// element was validated; [`RegInfo::check`](gds::jobdata::RegInfo::check) validates one element
 /// as [`read_infos`](super::read_infos) would. Only [`reg_infos`] makes one (the field is private).
