@@ -285,10 +285,16 @@ fn every_type_code_with_empty_payload_is_handled() {
 }
 
 /// A failed write leaves its output `PMIX_UNDEF` and all zero (what it had allocated freed),
-/// whether it fails at once or inside an array after writing earlier elements.
+/// whether it fails at once or inside an array after writing earlier elements; whatever the
+/// output held before (it owns nothing, but its bytes may be anything) is neither read nor freed.
 #[test]
 fn a_failed_write_leaves_its_output_undef() {
     let with_nul = Value::String("a\0b".into());
+    let envar = Value::Envar(Envar {
+        name: "A\0B".into(),
+        value: "v".into(),
+        separator: b':',
+    });
     let array = Value::DataArray(Box::new(DataArray {
         elem_type: t::STRING,
         items: vec![Value::String("fine".into()), with_nul.clone()],
@@ -296,16 +302,28 @@ fn a_failed_write_leaves_its_output_undef() {
     for v in [
         with_nul,
         array,
+        envar,
         Value::Info(Box::new(Info::new("k", Value::Uint32(1)))),
     ] {
         let mut c = zeroed_value();
         c.type_ = t::UINT64;
-        c.data.uint64 = u64::MAX;
+        // Stale bytes in every word of the union (as an overwritten value leaves them).
+        let stale = 0x10 as *mut c_char;
+        c.data.envar = pmix_envar_t {
+            envar: stale,
+            value: stale,
+            separator: 1,
+        };
         let err = write_value(&mut c, &v).expect_err("refused");
         assert_eq!(err.status(), status::PMIX_ERROR, "{v:?}: {err}");
         assert_eq!(c.type_, t::UNDEF, "{v:?}");
-        // SAFETY: after the failed write the union holds its zeroed u64 member.
-        assert_eq!(unsafe { c.data.uint64 }, 0, "{v:?}");
+        // SAFETY: after the failed write every byte of the union is zero, which is a valid
+        // envar (the union's widest member).
+        let e = unsafe { c.data.envar };
+        assert!(
+            e.envar.is_null() && e.value.is_null() && e.separator == 0,
+            "{v:?}"
+        );
     }
 }
 

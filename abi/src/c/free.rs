@@ -37,8 +37,8 @@ pub unsafe fn destruct_value(v: &mut pmix_value_t) {
             destruct_elem(ty, ptr::addr_of_mut!(v.data).cast::<u8>());
         }
     }
-    v.type_ = t::UNDEF;
-    v.data = pmix_value_data { uint64: 0 };
+    // All zero, not a one-member union literal (which leaves the other bytes undefined).
+    *v = super::zeroed_value();
 }
 
 /// # Safety

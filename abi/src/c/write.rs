@@ -242,10 +242,12 @@ pub fn c_info(info: &Info) -> Result<pmix_info_t, AbiError> {
 }
 
 /// Write `v` into `*out` (which is overwritten: it must not own anything). On error `*out` is
-/// destructed and left `PMIX_UNDEF`.
+/// destructed and left `PMIX_UNDEF`, all zero.
 pub fn write_value(out: &mut pmix_value_t, v: &Value) -> Result<(), AbiError> {
-    out.type_ = t::UNDEF;
-    out.data = pmix_value_data { uint64: 0 };
+    // Every byte, not the first word: a failed write destructs what it reached, and a member
+    // it had not written yet (an envar's second string) must be NULL, not the stale bytes of
+    // whatever `*out` held before.
+    *out = zeroed_value();
     let ty = v.type_code();
     if matches!(v, Value::Info(_)) {
         return Err(AbiError::Store(gds::Error::Corrupt(
