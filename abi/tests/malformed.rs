@@ -448,3 +448,38 @@ fn every_value_type_round_trips_through_its_c_form() {
         roundtrip(v);
     }
 }
+
+/// A stored value that cannot be written out (a string holding a NUL, which C cannot hold)
+/// leaves the output `PMIX_UNDEF`, as `rshm_client_get_into` promises, not half typed.
+#[test]
+fn a_stored_value_that_cannot_be_written_leaves_the_output_undef() {
+    use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Writer};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut t = TableBuilder::new();
+    t.insert(Realm::Job, "k.str", &Value::String("a\0b".into()))
+        .expect("insert");
+    let mut w = Writer::create(StoreOptions {
+        base_dir: Some(dir.path().to_owned()),
+        sweep: false,
+        ..StoreOptions::default()
+    })
+    .expect("store");
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &t).expect("put");
+    tx.commit().expect("commit");
+    let r = Reader::attach(w.path()).expect("attach");
+    let pin = r.pin();
+    let v = r
+        .get(&pin, "ns", part::DATA, Realm::Job, "k.str")
+        .expect("get");
+    let mut c = zeroed_value();
+    let err = abi::c::write_stored(&mut c, &v).expect_err("a NUL inside");
+    assert_eq!(
+        (err.status(), err.to_string().as_str()),
+        (
+            status::PMIX_ERROR,
+            "corrupt rshm segment: string with a NUL"
+        )
+    );
+    assert_eq!(c.type_, t::UNDEF);
+}

@@ -275,9 +275,21 @@ pub fn write_value(out: &mut pmix_value_t, v: &Value) -> Result<(), AbiError> {
 }
 
 /// Write a stored value: scalars, strings and byte objects straight from the mapping (no
-/// intermediate `Value`); anything else through [`Value`].
+/// intermediate `Value`); anything else through [`Value`]. `*out` is overwritten (it must not
+/// own anything); on error it is left `PMIX_UNDEF`, all zero.
 #[inline]
 pub fn write_stored(out: &mut pmix_value_t, v: &ValueRef<'_>) -> Result<(), AbiError> {
+    let res = write_stored_fields(out, v);
+    if res.is_err() {
+        // A failed copy (a string holding a NUL, malloc) may have set the type already; it
+        // allocated nothing that is still held.
+        *out = zeroed_value();
+    }
+    res
+}
+
+#[inline(always)]
+fn write_stored_fields(out: &mut pmix_value_t, v: &ValueRef<'_>) -> Result<(), AbiError> {
     let a = match v {
         ValueRef::Bytes(b) => {
             out.type_ = t::BYTE_OBJECT;
