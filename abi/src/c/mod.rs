@@ -1,16 +1,18 @@
-//! The only `unsafe` code of the C-facing crates' value handling: reading the caller's
-//! `pmix_info_t` / `pmix_value_t` graphs into `gds` values, and writing values out as C
-//! structs whose memory comes from `malloc`, so that libpmix's `PMIX_VALUE_RELEASE` /
-//! `PMIx_Value_destruct` (which call `free`) release them.
+//! The only `unsafe` code of the abi crate: reading the caller's `pmix_info_t` /
+//! `pmix_value_t` graphs into `gds` values, and writing values out as C structs whose memory
+//! comes from `malloc`, so that libpmix's `PMIX_VALUE_RELEASE` / `PMIx_Value_destruct` (which
+//! call `free`) release them.
 //!
 //! Reading trusts nothing it can check: NULL pointers, missing NUL terminators, non-UTF-8
 //! strings, unknown type codes, element types that disagree, and nesting deeper than
 //! [`MAX_DEPTH`] (a cyclic array) are all `BadParam`. What it cannot check (that a non-NULL
-//! pointer points to memory of the stated size) is the caller's promise, as in every C API.
+//! pointer points to memory of the stated size) is the caller's promise, as in every C API:
+//! every function that follows such a pointer is an `unsafe fn` saying so.
 //!
 //! One file per job: [`strings`] (C strings and fixed buffers), [`read`] (C values into `gds`
-//! values), [`registration`] (a registration array read in place), [`write`](mod@write) (values out as
-//! malloc'd C structs), [`free`] (releasing what `write` made), [`cpuset`] (hwloc bitmaps).
+//! values), [`registration`] (a registration array read in place), [`write`](mod@write)
+//! (values out as malloc'd C structs), [`free`] (releasing what `write` made), [`cpuset`]
+//! (hwloc bitmaps).
 
 use core::mem::size_of;
 
