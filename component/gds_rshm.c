@@ -48,9 +48,11 @@
 #include "rshm_client.h"
 #include "rshm_server.h"
 
-/* The 4.2 answer policy + client Get (component/src/lib.rs). */
+/* The 4.2 answer policy + client Get (component/src/exports.rs). */
 pmix_status_t rshm_gds42_fetch(const pmix_proc_t *proc, const char *key, const pmix_info_t *info,
                                size_t ninfo, pmix_value_t **val);
+/* Whether the environment names a store (RSHM_STORE; the name is defined once, in abi). */
+bool rshm_gds42_store_announced(void);
 
 #define RSHM_NAME "rshm"
 /* Component priority (framework select order), and the assign_module bid when PMIX_GDS_MODULE
@@ -141,6 +143,16 @@ static rshm_server_t *server_store(void)
     return s;
 }
 
+/* The store if it is open (read under `lock`, as server_store does; never opens it). */
+static rshm_server_t *open_server(void)
+{
+    rshm_server_t *s;
+    pthread_mutex_lock(&lock);
+    s = server;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
 /* ---- module functions ------------------------------------------------------------------ */
 
 /* Every process, at framework select. Nothing to do until the role is known. */
@@ -219,7 +231,7 @@ static pmix_status_t rshm_assign_module(pmix_info_t *info, size_t ninfo, int *pr
         pmix_status_t rc = PMIX_SUCCESS;
         pthread_mutex_lock(&lock);
         if (!client_attached) {
-            if (NULL == getenv("RSHM_STORE")) {
+            if (!rshm_gds42_store_announced()) {
                 rc = PMIX_ERR_NOT_AVAILABLE;
             } else {
                 rc = rshm_client_attach(NULL, NULL);
@@ -620,8 +632,9 @@ static pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, p
 /* Every active module at deregister; a client at disconnect. */
 static pmix_status_t rshm_del_nspace(const char *nspace)
 {
-    if (is_server() && NULL != server) {
-        rshm_server_deregister_nspace(server, nspace);
+    rshm_server_t *s = open_server();
+    if (is_server() && NULL != s) {
+        rshm_server_deregister_nspace(s, nspace);
         set_nspace_failed(nspace, false);
     }
     return PMIX_SUCCESS;

@@ -8,7 +8,7 @@ use gds::jobdata::Qualifiers;
 use gds::modex::Scope;
 use gds::Value;
 
-use crate::c::{fixed_str, info_value};
+use crate::c::fixed_str;
 use crate::types::{keys::*, pmix_info_t, PMIX_INFO_REQD};
 use crate::AbiError;
 
@@ -71,8 +71,16 @@ fn uint(v: &Value) -> Result<u32, AbiError> {
     u.ok_or_else(|| AbiError::BadParam(format!("integer directive of type {}", v.type_code())))
 }
 
-/// Read PMIx_Get's directives.
-pub fn parse(infos: &[pmix_info_t]) -> Result<GetRequest, AbiError> {
+/// Read PMIx_Get's directives from the caller's info array (`unsafe`: it follows the values'
+/// pointers; see its `# Safety`).
+pub use crate::c::read::parse_get as parse;
+
+/// Read PMIx_Get's directives, each value read by `info_value` (which [`parse`] gives: the C
+/// reader of `info.value`). The keys are read here (a fixed buffer, checked).
+pub(crate) fn parse_with(
+    infos: &[pmix_info_t],
+    info_value: impl Fn(&pmix_info_t) -> Result<Value, AbiError>,
+) -> Result<GetRequest, AbiError> {
     let mut r = GetRequest::default();
     for info in infos {
         let key = fixed_str(&info.key)?;

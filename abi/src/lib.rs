@@ -2,11 +2,24 @@
 //! ([`types`]), the conversions between C values and `gds` values ([`c`]: the only `unsafe` in
 //! this crate), the status mapping, and PMIx_Get's qualifiers read from a `pmix_info_t` array.
 //!
-//! `server-shim` and `client-shim` export the C functions; this crate holds what both need.
+//! `server-shim` and `client-shim` export the C functions; this crate holds what both need,
+//! with the panic boundary every export runs inside ([`boundary`]) and the environment names a
+//! server hands its clients ([`env`](mod@env)).
+//!
+//! Every function that follows a pointer it cannot check (a `pmix_value_t`'s union, an info
+//! array's values) is an `unsafe fn` whose `# Safety` says what the C caller promises: the
+//! mirrors' fields are public, so a reference to a mirror proves nothing about its pointers.
 
+#![deny(unsafe_code)]
+
+pub mod boundary;
+#[allow(unsafe_code)]
 pub mod c;
+pub mod env;
 pub mod get;
 pub mod types;
+
+pub use boundary::{ffi_or, ffi_ptr, ffi_status, ffi_void, last_error};
 
 use types::{pmix_status_t, status::*};
 
@@ -68,39 +81,4 @@ pub fn store_status(e: &gds::Error) -> pmix_status_t {
         E::Version { .. } | E::BadMagic | E::ByteOrder | E::NotReady => PMIX_ERR_INIT,
         _ => PMIX_ERROR,
     }
-}
-
-thread_local! {
-    static LAST_ERROR: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
-
-/// Run the body of an exported C function: its error becomes a status (and the thread's last
-/// error message), and a panic never crosses into C (it becomes `PMIX_ERROR`).
-pub fn ffi_call(f: impl FnOnce() -> Result<(), AbiError>) -> pmix_status_t {
-    // The status is made inside the unwind guard: what crosses it is then one int, not the
-    // `Result` (whose copy, a wide load over the narrow store of its tag, stalls the hot path).
-    let body = || match f() {
-        Ok(()) => PMIX_SUCCESS,
-        Err(e) => {
-            let status = e.status();
-            set_last_error(e.to_string());
-            status
-        }
-    };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
-        Ok(status) => status,
-        Err(_) => {
-            set_last_error("internal error (panic caught at the C boundary)".into());
-            PMIX_ERROR
-        }
-    }
-}
-
-fn set_last_error(msg: String) {
-    LAST_ERROR.with(|l| *l.borrow_mut() = msg);
-}
-
-/// The message of the calling thread's last failed call ("" if none).
-pub fn last_error() -> String {
-    LAST_ERROR.with(|l| l.borrow().clone())
 }

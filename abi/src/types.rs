@@ -179,7 +179,7 @@ pub struct pmix_info_t {
     pub value: pmix_value_t,
 }
 
-// The ABI of Debian's build (openpmix-gds.md); tests/c_layout.rs checks every field offset.
+// The ABI of Debian's build (OpenPMIx 4.2.2, x86_64 LP64); tests/c_layout.rs checks every field offset.
 const _: () = assert!(size_of::<pmix_value_t>() == 32);
 const _: () = assert!(size_of::<pmix_info_t>() == 552);
 const _: () = assert!(offset_of!(pmix_info_t, flags) == 512);

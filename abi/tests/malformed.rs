@@ -1,18 +1,23 @@
-//! Malformed C input into the conversion layer: every case is a typed error (`BadParam` or
-//! `NotSupported`), never a panic or a read out of bounds; and every value type survives a round
-//! trip through its C form (`write_value` then `read_value`).
+//! Malformed C input into the conversion layer: every case is the exact error it must be (its
+//! status and message), never a panic or a read out of bounds; a failed write leaves its output
+//! `PMIX_UNDEF`; and every value type survives a round trip through its C form (`write_value`
+//! then `read_value`).
 
 use core::ffi::c_char;
 use core::ptr;
 
 use abi::c::{
-    check_infos, destruct_value, read_infos, read_value, reg_infos, write_value, zeroed_value,
+    check_infos, destruct_value, elem_size, read_infos, read_value, reg_infos, write_value,
+    zeroed_value,
 };
 use abi::types::*;
 use abi::AbiError;
 use gds::jobdata::keys;
 use gds::value::{types as t, Coord, Endpoint, Envar, Geometry, Proc, ProcInfo};
 use gds::{DataArray, Info, Value};
+
+const CYCLE: &str = "values nested too deeply (a cycle?)";
+const OUTSIDE: &str = "a value of type PMIX_INFO/PMIX_VALUE outside an array";
 
 fn info(key: &str, ty: u16) -> pmix_info_t {
     let mut i = pmix_info_t {
@@ -58,10 +63,20 @@ fn read(infos: &[pmix_info_t]) -> Result<Vec<Info>, AbiError> {
     full
 }
 
-fn bad_param(r: Result<Vec<Info>, AbiError>, what: &str) {
+/// `r` is the error `PMIX_ERR_BAD_PARAM` with the message "bad parameter: `msg`".
+fn bad_param(r: Result<Vec<Info>, AbiError>, msg: &str) {
+    refused(
+        r,
+        status::PMIX_ERR_BAD_PARAM,
+        &format!("bad parameter: {msg}"),
+    );
+}
+
+/// `r` is an error of this status and message.
+fn refused<T: std::fmt::Debug>(r: Result<T, AbiError>, status: pmix_status_t, msg: &str) {
     match r {
-        Err(AbiError::BadParam(_)) => {}
-        other => panic!("{what}: expected BadParam, got {other:?}"),
+        Err(e) => assert_eq!((e.status(), e.to_string().as_str()), (status, msg)),
+        Ok(v) => panic!("expected {status} ({msg}), got {v:?}"),
     }
 }
 
@@ -70,16 +85,17 @@ fn malformed_info_arrays_are_typed_errors() {
     // A key with no NUL in its 512 bytes.
     let mut i = info("k", t::UINT32);
     i.key = [b'a' as c_char; KEY_BUF];
-    bad_param(read(&[i]), "unterminated key");
+    bad_param(read(&[i]), "unterminated fixed-size string");
     // A key that is not UTF-8.
     let mut i = info("k", t::UINT32);
     i.key[0] = 0xff_u8 as c_char;
-    bad_param(read(&[i]), "non-UTF-8 key");
+    bad_param(read(&[i]), "string is not UTF-8");
     // An unknown type code.
-    match read(&[info("k", 999)]) {
-        Err(AbiError::NotSupported(_)) => {}
-        other => panic!("unknown type: {other:?}"),
-    }
+    refused(
+        read(&[info("k", 999)]),
+        status::PMIX_ERR_NOT_SUPPORTED,
+        "not supported: value type 999",
+    );
     // Pointer types with NULL pointers.
     for ty in [
         t::STRING,
@@ -89,10 +105,11 @@ fn malformed_info_arrays_are_typed_errors() {
         t::COORD,
         t::ENDPOINT,
     ] {
-        bad_param(
-            read(&[info("k", ty)]),
-            &format!("NULL pointer of type {ty}"),
-        );
+        let msg = match ty {
+            t::STRING => "NULL string".to_owned(),
+            _ => format!("NULL pointer in a value of type {ty}"),
+        };
+        bad_param(read(&[info("k", ty)]), &msg);
     }
     // A byte object with a size and no bytes.
     let mut i = info("k", t::BYTE_OBJECT);
@@ -100,16 +117,17 @@ fn malformed_info_arrays_are_typed_errors() {
         bytes: ptr::null_mut(),
         size: 10,
     };
-    bad_param(read(&[i]), "byte object without bytes");
+    bad_param(read(&[i]), "byte object with a size and no bytes");
     // PMIX_INFO / PMIX_VALUE outside an array.
-    bad_param(read(&[info("k", t::INFO)]), "info outside an array");
-    bad_param(read(&[info("k", t::VALUE)]), "value outside an array");
+    for ty in [t::INFO, t::VALUE] {
+        bad_param(read(&[info("k", ty)]), OUTSIDE);
+    }
     // A NULL array with a length.
     // SAFETY: NULL with a non-zero count is exactly what is being refused.
-    match unsafe { read_infos(ptr::null(), 3) } {
-        Err(AbiError::BadParam(_)) => {}
-        other => panic!("NULL array: {other:?}"),
-    }
+    bad_param(
+        unsafe { read_infos(ptr::null(), 3) },
+        "NULL or oversized array",
+    );
 }
 
 #[test]
@@ -123,7 +141,7 @@ fn a_cyclic_data_array_is_refused_not_followed_forever() {
     da.array = (&mut *da as *mut pmix_data_array_t).cast();
     let mut i = info("cycle", t::DATA_ARRAY);
     i.value.data.darray = &mut *da;
-    bad_param(read(&[i]), "cyclic data array");
+    bad_param(read(&[i]), CYCLE);
 }
 
 #[test]
@@ -138,15 +156,19 @@ fn a_cyclic_info_array_and_bad_keys_inside_arrays_are_refused() {
     unsafe { (*elem).value.data.darray = da };
     let mut i = info("pmix.pdata", t::DATA_ARRAY);
     i.value.data.darray = da;
-    bad_param(read(&[i]), "cyclic info array");
+    bad_param(read(&[i]), CYCLE);
     // SAFETY: both came from Box::into_raw above and are not used again.
     unsafe { drop((Box::from_raw(da), Box::from_raw(elem))) };
 
     // An empty key inside an info array (a top-level one is the caller's business), then a
     // NULL string inside one.
     for (key, ty, what) in [
-        ("", t::UINT32, "empty key in an info array"),
-        ("pmix.hname", t::STRING, "NULL string in an info array"),
+        (
+            "",
+            t::UINT32,
+            "invalid argument: info key of 0 bytes (1..=511)",
+        ),
+        ("pmix.hname", t::STRING, "NULL string"),
     ] {
         let mut inner = [info(key, ty)];
         let mut da = pmix_data_array_t {
@@ -176,7 +198,7 @@ fn arrays_the_registration_reads_itself_are_checked_by_that_walk() {
         unsafe { (*elem).value.data.darray = da };
         let mut i = info(key, t::DATA_ARRAY);
         i.value.data.darray = da;
-        bad_param(read(&[i]), &format!("cyclic {key}"));
+        bad_param(read(&[i]), CYCLE);
         // SAFETY: both came from Box::into_raw above and are not used again.
         unsafe { drop((Box::from_raw(da), Box::from_raw(elem))) };
     }
@@ -192,15 +214,15 @@ fn arrays_the_registration_reads_itself_are_checked_by_that_walk() {
     };
     let mut i = info(keys::NODE_INFO_ARRAY, t::DATA_ARRAY);
     i.value.data.darray = &mut da;
-    bad_param(read(&[i]), "repeated node id with a NULL string");
+    bad_param(read(&[i]), "NULL string");
     // Maps, parsed rather than stored: a NULL string, a regex with a size and no bytes.
-    bad_param(read(&[info(keys::NODE_MAP, t::STRING)]), "NULL node map");
+    bad_param(read(&[info(keys::NODE_MAP, t::STRING)]), "NULL string");
     let mut map = info(keys::PROC_MAP, t::REGEX);
     map.value.data.bo = pmix_byte_object_t {
         bytes: ptr::null_mut(),
         size: 10,
     };
-    bad_param(read(&[map]), "process map regex without bytes");
+    bad_param(read(&[map]), "byte object with a size and no bytes");
 }
 
 #[test]
@@ -214,7 +236,7 @@ fn value_arrays_cannot_hide_info_elements() {
     };
     let mut i = info("k", t::DATA_ARRAY);
     i.value.data.darray = &mut da;
-    bad_param(read(&[i]), "info inside a value array");
+    bad_param(read(&[i]), OUTSIDE);
 }
 
 /// Every type code with an all-zero payload (NULL pointers, zero sizes) and odd bool bytes:
@@ -226,7 +248,82 @@ fn every_type_code_with_empty_payload_is_handled() {
         if ty == t::BOOL {
             i.value.data.uint8 = 0x7f; // not 0/1: read as a byte, so no invalid bool
         }
-        let _ = read(&[i]);
+        let got = read(&[i]);
+        let boxed = [
+            t::PROC,
+            t::PROC_INFO,
+            t::DATA_ARRAY,
+            t::COORD,
+            t::PROC_CPUSET,
+            t::GEOMETRY,
+            t::DEVICE_DIST,
+            t::ENDPOINT,
+            t::PROC_NSPACE,
+        ];
+        match ty {
+            t::STRING | t::ENVAR => bad_param(got, "NULL string"),
+            t::INFO | t::VALUE => bad_param(got, OUTSIDE),
+            _ if boxed.contains(&ty) => {
+                bad_param(got, &format!("NULL pointer in a value of type {ty}"))
+            }
+            _ if ty != t::UNDEF && elem_size(ty).is_none() => refused(
+                got,
+                status::PMIX_ERR_NOT_SUPPORTED,
+                &format!("not supported: value type {ty}"),
+            ),
+            // Every other known type is a value of that type (zero, empty, or true for the
+            // odd bool byte).
+            _ => {
+                let v = got.unwrap_or_else(|e| panic!("type {ty}: {e}"));
+                assert_eq!(v[0].value.type_code(), ty);
+                if ty == t::BOOL {
+                    assert_eq!(v[0].value, Value::Bool(true));
+                }
+            }
+        }
+    }
+}
+
+/// A failed write leaves its output `PMIX_UNDEF` and all zero (what it had allocated freed),
+/// whether it fails at once or inside an array after writing earlier elements; whatever the
+/// output held before (it owns nothing, but its bytes may be anything) is neither read nor freed.
+#[test]
+fn a_failed_write_leaves_its_output_undef() {
+    let with_nul = Value::String("a\0b".into());
+    let envar = Value::Envar(Envar {
+        name: "A\0B".into(),
+        value: "v".into(),
+        separator: b':',
+    });
+    let array = Value::DataArray(Box::new(DataArray {
+        elem_type: t::STRING,
+        items: vec![Value::String("fine".into()), with_nul.clone()],
+    }));
+    for v in [
+        with_nul,
+        array,
+        envar,
+        Value::Info(Box::new(Info::new("k", Value::Uint32(1)))),
+    ] {
+        let mut c = zeroed_value();
+        c.type_ = t::UINT64;
+        // Stale bytes in every word of the union (as an overwritten value leaves them).
+        let stale = 0x10 as *mut c_char;
+        c.data.envar = pmix_envar_t {
+            envar: stale,
+            value: stale,
+            separator: 1,
+        };
+        let err = write_value(&mut c, &v).expect_err("refused");
+        assert_eq!(err.status(), status::PMIX_ERROR, "{v:?}: {err}");
+        assert_eq!(c.type_, t::UNDEF, "{v:?}");
+        // SAFETY: after the failed write every byte of the union is zero, which is a valid
+        // envar (the union's widest member).
+        let e = unsafe { c.data.envar };
+        assert!(
+            e.envar.is_null() && e.value.is_null() && e.separator == 0,
+            "{v:?}"
+        );
     }
 }
 
@@ -236,7 +333,8 @@ fn roundtrip(v: &Value) {
     // SAFETY: `c` was just written by write_value: every pointer in it is ours and live.
     let back = unsafe { read_value(&c, 0) }.unwrap_or_else(|e| panic!("read {v:?}: {e}"));
     assert_eq!(&back, v);
-    destruct_value(&mut c);
+    // SAFETY: `c` was written by write_value and is destructed once.
+    unsafe { destruct_value(&mut c) };
     assert_eq!(c.type_, t::UNDEF);
 }
 
@@ -349,4 +447,39 @@ fn every_value_type_round_trips_through_its_c_form() {
     for v in &values {
         roundtrip(v);
     }
+}
+
+/// A stored value that cannot be written out (a string holding a NUL, which C cannot hold)
+/// leaves the output `PMIX_UNDEF`, as `rshm_client_get_into` promises, not half typed.
+#[test]
+fn a_stored_value_that_cannot_be_written_leaves_the_output_undef() {
+    use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Writer};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut t = TableBuilder::new();
+    t.insert(Realm::Job, "k.str", &Value::String("a\0b".into()))
+        .expect("insert");
+    let mut w = Writer::create(StoreOptions {
+        base_dir: Some(dir.path().to_owned()),
+        sweep: false,
+        ..StoreOptions::default()
+    })
+    .expect("store");
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &t).expect("put");
+    tx.commit().expect("commit");
+    let r = Reader::attach(w.path()).expect("attach");
+    let pin = r.pin();
+    let v = r
+        .get(&pin, "ns", part::DATA, Realm::Job, "k.str")
+        .expect("get");
+    let mut c = zeroed_value();
+    let err = abi::c::write_stored(&mut c, &v).expect_err("a NUL inside");
+    assert_eq!(
+        (err.status(), err.to_string().as_str()),
+        (
+            status::PMIX_ERROR,
+            "corrupt rshm segment: string with a NUL"
+        )
+    );
+    assert_eq!(c.type_, t::UNDEF);
 }

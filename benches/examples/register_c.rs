@@ -89,7 +89,8 @@ fn main() {
         );
     }
     for i in &mut c {
-        destruct_value(&mut i.value);
+        // SAFETY: each value was written by `c_info` and is destructed once.
+        unsafe { destruct_value(&mut i.value) };
     }
 }
 

@@ -23,6 +23,10 @@ pmix_status_t rshm_client_attach(const char *path, const pmix_proc_t *self_proc)
 
 // Detach: unmaps the store. Every PMIX_GET_POINTER_VALUES value becomes invalid. Must not run
 // concurrently with any other `rshm_client_*` call.
+//
+// # Safety
+// No other thread is inside an `rshm_client_*` call (or a Get of the preload or the
+// component), and no pointer-mode value is used afterwards.
 pmix_status_t rshm_client_detach(void);
 
 // PMIx_Get from shared memory (standard 5.4): `proc`'s `key`, with the directives in `info`:

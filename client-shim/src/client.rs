@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use abi::c::HeldValue;
 use abi::get::GetRequest;
@@ -16,15 +16,8 @@ use gds::jobdata::{self, keys, resources, TargetRank};
 use gds::modex;
 use gds::{part, Error, Pin, Reader, Result, TableView, ValueRef};
 
-/// Environment variables the server's setup_fork sets (docs/ffi.md).
-pub mod env {
-    /// The store directory (`gds::Reader::attach_from_env` reads it too).
-    pub const STORE: &str = "RSHM_STORE";
-    /// The client's namespace and rank, when the server is not libpmix (which sets
-    /// `PMIX_NAMESPACE` / `PMIX_RANK`, read as a fallback).
-    pub const NSPACE: &str = "RSHM_NSPACE";
-    pub const RANK: &str = "RSHM_RANK";
-}
+/// The environment a client needs to attach (setup_fork), named once in `abi`.
+pub use abi::env;
 
 /// An attached client: the store, and who this process is.
 pub struct Client {
@@ -189,10 +182,9 @@ impl Client {
             _ => 0,
         };
         let in_table = key != 0 && table.contains_addr(key);
-        let mut map = self
-            .pointers
-            .lock()
-            .map_err(|_| AbiError::Store(Error::Corrupt("pointer cache poisoned")))?;
+        // A panic caught while another call held the cache (the map itself stays consistent)
+        // must not fail every later pointer-mode Get: take the lock back from the poison.
+        let mut map = self.pointers.lock().unwrap_or_else(PoisonError::into_inner);
         if in_table {
             if let Some(h) = map.get_mut(&key) {
                 return Ok(h.value.as_mut_ptr());
@@ -213,10 +205,7 @@ impl Client {
 
     /// Drop every PMIX_GET_POINTER_VALUES answer given so far (their pointers become invalid).
     pub fn release_pointers(&self) -> usize {
-        let mut map = match self.pointers.lock() {
-            Ok(m) => m,
-            Err(p) => p.into_inner(),
-        };
+        let mut map = self.pointers.lock().unwrap_or_else(PoisonError::into_inner);
         let n = map.len();
         map.clear();
         n

@@ -6,8 +6,11 @@
 //!
 //! The preloadable `PMIx_Get` is the `rshm-preload` crate (client-shim/preload), built on this.
 
+#![deny(unsafe_code)]
+
 pub mod client;
+#[allow(unsafe_code)]
 mod exports;
 
 pub use client::{identity_from_env, Client};
-pub use exports::{rshm_client_attach, rshm_client_get_with, with_client};
+pub use exports::{attach, rshm_client_attach, rshm_client_get_with, with_client};

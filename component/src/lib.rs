@@ -11,14 +11,15 @@
 //! Everything specific to OpenPMIx 4.2 lives in `component/`: this file's answer policy, the C
 //! adapter and its Makefile (which refuses to build against another OpenPMIx version).
 
-use core::ffi::c_char;
+#![deny(unsafe_code)]
 
-use abi::c::{c_str, info_slice};
-use abi::get::{self, GetRequest};
-use abi::types::status::{PMIX_ERR_NOT_FOUND, PMIX_SUCCESS};
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
-use abi::AbiError;
+#[allow(unsafe_code)]
+mod exports;
+
+use abi::get::GetRequest;
 use gds::jobdata::keys::{self, DefaultRealm};
+
+pub use exports::{rshm_gds42_fetch, rshm_gds42_store_announced};
 
 pub use rshm_client;
 pub use rshm_server;
@@ -78,76 +79,6 @@ pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
     } else {
         false
     }
-}
-
-/// The gds module's `fetch` for one key: `PMIX_SUCCESS` with `*val` a new `malloc`ed value
-/// (released by libpmix's `PMIX_VALUE_RELEASE` when the `pmix_kval_t` holding it is), or
-/// `PMIX_ERR_NOT_FOUND` for anything the component leaves to libpmix ([`serves`]), the store
-/// does not hold, or cannot read (never another status: the caller then falls back to hash).
-/// Not attached (`rshm_client_attach`): `PMIX_ERR_NOT_FOUND`.
-///
-/// # Safety
-/// `proc_` is NULL or a valid `pmix_proc_t`; `key` NULL or NUL-terminated; `info` NULL or
-/// `ninfo` valid `pmix_info_t`; `val` a valid location.
-#[no_mangle]
-pub unsafe extern "C" fn rshm_gds42_fetch(
-    proc_: *const pmix_proc_t,
-    key: *const c_char,
-    info: *const pmix_info_t,
-    ninfo: usize,
-    val: *mut *mut pmix_value_t,
-) -> pmix_status_t {
-    if proc_.is_null() || key.is_null() || val.is_null() {
-        return PMIX_ERR_NOT_FOUND;
-    }
-    let status = abi::ffi_call(|| {
-        // SAFETY: a valid pmix_proc_t and a NUL-terminated key (caller contract).
-        let (rank, key_str) = unsafe { ((*proc_).rank, c_str(key, KEY_BUF - 1)?) };
-        let req = if ninfo == 0 || info.is_null() {
-            GetRequest::default()
-        } else {
-            // SAFETY: `ninfo` valid infos at `info` (caller contract).
-            get::parse(unsafe { info_slice(info, ninfo) }?)?
-        };
-        if !serves(key_str, rank, &req) {
-            return Err(AbiError::Store(gds::Error::NotFound));
-        }
-        // SAFETY: a valid pmix_proc_t (caller contract).
-        if key_str == keys::NODEID && !unsafe { same_node(proc_, &req) }? {
-            return Err(AbiError::Store(gds::Error::NotFound));
-        }
-        // SAFETY: forwarded caller contract (rshm_client_get's).
-        unsafe { rshm_client::rshm_client_get_with(proc_, key, &req, val) }
-    });
-    if status == PMIX_SUCCESS {
-        PMIX_SUCCESS
-    } else {
-        PMIX_ERR_NOT_FOUND
-    }
-}
-
-/// Whether `proc_` runs on the caller's node (both PMIX_NODEID values known and equal).
-///
-/// # Safety
-/// `proc_` is a valid `pmix_proc_t`.
-unsafe fn same_node(proc_: *const pmix_proc_t, req: &GetRequest) -> Result<bool, AbiError> {
-    // SAFETY: a valid pmix_proc_t (caller contract).
-    let (ns, rank) = unsafe { abi::c::proc_ref(proc_) }?;
-    rshm_client::with_client(|c| {
-        let Some((my_ns, me)) = c.me() else {
-            return Ok(false);
-        };
-        if my_ns != ns {
-            return Ok(false);
-        }
-        let pin = c.reader().pin();
-        let node = |r: u32| {
-            c.get(&pin, ns, r, keys::NODEID, req)
-                .ok()
-                .map(|(v, _)| v.to_value())
-        };
-        Ok(matches!((node(me), node(rank)), (Some(a), Some(b)) if a == b))
-    })
 }
 
 #[cfg(test)]

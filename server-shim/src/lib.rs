@@ -4,6 +4,9 @@
 //! - [`server`]: the logic (safe Rust) over `gds`.
 //! - `exports`: the C ABI of `include/rshm_server.h` (the crate's only `unsafe`).
 
+#![deny(unsafe_code)]
+
+#[allow(unsafe_code)]
 mod exports;
 pub mod server;
 

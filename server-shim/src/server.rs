@@ -11,14 +11,8 @@ use gds::jobdata::{self, keys, Resources};
 use gds::modex::{FenceBatch, Posted, Scope};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
-/// The environment a client needs to attach (setup_fork).
-pub mod env {
-    /// The store directory.
-    pub const STORE: &str = "RSHM_STORE";
-    /// The client's namespace and rank.
-    pub const NSPACE: &str = "RSHM_NSPACE";
-    pub const RANK: &str = "RSHM_RANK";
-}
+/// The environment a client needs to attach (setup_fork), named once in `abi`.
+pub use abi::env;
 
 /// How to open a server's store; from the `info` array of `rshm_server_open` (docs/ffi.md).
 #[derive(Clone, Debug)]

@@ -8,23 +8,15 @@
 //! to libpmix, so the caller never gets a worse answer than without the preload. Values are
 //! allocated with malloc like libpmix's, so `PMIX_VALUE_RELEASE` frees them.
 //!
-//! This file is the crate's only code, and its `unsafe` is the FFI itself.
+//! `exports` holds the interposed `PMIx_Get` and the crate's only `unsafe` (the FFI itself).
 
-use core::ffi::c_char;
+#![deny(unsafe_code)]
+
+#[allow(unsafe_code)]
+mod exports;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-
-use abi::c::info_slice;
-use abi::get;
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, status::*};
-
-type GetFn = unsafe extern "C" fn(
-    *const pmix_proc_t,
-    *const c_char,
-    *const pmix_info_t,
-    usize,
-    *mut *mut pmix_value_t,
-) -> pmix_status_t;
 
 /// Gets answered from the store, and passed on to libpmix (process-local counters; written to
 /// `$RSHM_PRELOAD_STATS/<pid>` at exit when that variable names a directory).
@@ -37,7 +29,8 @@ fn counting() -> bool {
     *ON.get_or_init(|| std::env::var_os("RSHM_PRELOAD_STATS").is_some())
 }
 
-extern "C" fn write_stats() {
+/// The counters, written at exit (`exports::write_stats` runs this).
+fn write_stats() {
     if let Some(dir) = std::env::var_os("RSHM_PRELOAD_STATS") {
         let path = std::path::Path::new(&dir).join(std::process::id().to_string());
         let _ = std::fs::write(
@@ -56,95 +49,19 @@ extern "C" fn write_stats() {
 fn attached() -> bool {
     static ATTACHED: OnceLock<bool> = OnceLock::new();
     *ATTACHED.get_or_init(|| {
-        if std::env::var_os(rshm_client::client::env::STORE).is_none() {
+        if std::env::var_os(abi::env::STORE).is_none() {
             return false;
         }
-        // SAFETY: NULL path and proc are valid arguments: both come from the environment.
-        let rc = unsafe { rshm_client::rshm_client_attach(core::ptr::null(), core::ptr::null()) };
-        if rc != PMIX_SUCCESS && std::env::var_os("RSHM_PRELOAD_VERBOSE").is_some() {
-            eprintln!("rshm-preload: not attached ({rc}): {}", abi::last_error());
+        // Store and identity from the environment.
+        let res = rshm_client::attach(None, None);
+        if let Err(e) = &res {
+            if std::env::var_os("RSHM_PRELOAD_VERBOSE").is_some() {
+                eprintln!("rshm-preload: not attached ({}): {e}", e.status());
+            }
         }
         if std::env::var_os("RSHM_PRELOAD_STATS").is_some() {
-            // SAFETY: registering a plain extern "C" fn with atexit.
-            unsafe { libc::atexit(write_stats) };
+            exports::write_stats_at_exit();
         }
-        rc == PMIX_SUCCESS
+        res.is_ok()
     })
-}
-
-fn next_get() -> Option<GetFn> {
-    static NEXT: OnceLock<Option<GetFn>> = OnceLock::new();
-    *NEXT.get_or_init(|| {
-        // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name only looks the symbol up.
-        let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"PMIx_Get".as_ptr()) };
-        // SAFETY: libpmix's PMIx_Get has exactly this signature (pmix.h).
-        (!p.is_null()).then(|| unsafe { core::mem::transmute::<*mut libc::c_void, GetFn>(p) })
-    })
-}
-
-/// Try the store; `Err(())` means "not ours to answer: ask libpmix".
-///
-/// # Safety
-/// PMIx_Get's argument contract.
-unsafe fn from_store(
-    proc_: *const pmix_proc_t,
-    key: *const c_char,
-    info: *const pmix_info_t,
-    ninfo: usize,
-    val: *mut *mut pmix_value_t,
-) -> Result<(), ()> {
-    if key.is_null() || proc_.is_null() || val.is_null() || !attached() {
-        return Err(());
-    }
-    let parsed;
-    let req = if ninfo == 0 {
-        // Nothing to build or drop for the common call.
-        &get::NO_DIRECTIVES
-    } else {
-        // SAFETY: `ninfo` readable infos at `info` (PMIx_Get's contract).
-        let infos = unsafe { info_slice(info, ninfo) }.map_err(drop)?;
-        parsed = get::parse(infos).map_err(drop)?;
-        &parsed
-    };
-    if !req.unknown.is_empty() {
-        return Err(());
-    }
-    let status = abi::ffi_call(|| {
-        // SAFETY: PMIx_Get's contract is rshm_client_get's.
-        unsafe { rshm_client::rshm_client_get_with(proc_, key, req, val) }
-    });
-    if status == PMIX_SUCCESS {
-        Ok(())
-    } else {
-        Err(())
-    }
-}
-
-/// `PMIx_Get`, interposed.
-///
-/// # Safety
-/// PMIx_Get's contract (pmix.h).
-#[no_mangle]
-pub unsafe extern "C" fn PMIx_Get(
-    proc_: *const pmix_proc_t,
-    key: *const c_char,
-    info: *const pmix_info_t,
-    ninfo: usize,
-    val: *mut *mut pmix_value_t,
-) -> pmix_status_t {
-    // SAFETY: forwarded PMIx_Get contract.
-    if unsafe { from_store(proc_, key, info, ninfo, val) }.is_ok() {
-        if counting() {
-            ANSWERED.fetch_add(1, Ordering::Relaxed);
-        }
-        return PMIX_SUCCESS;
-    }
-    if counting() {
-        PASSED.fetch_add(1, Ordering::Relaxed);
-    }
-    match next_get() {
-        // SAFETY: the real PMIx_Get, with the caller's own arguments.
-        Some(real) => unsafe { real(proc_, key, info, ninfo, val) },
-        None => PMIX_ERR_NOT_SUPPORTED,
-    }
 }

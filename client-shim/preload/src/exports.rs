@@ -1,0 +1,106 @@
+//! The interposed `PMIx_Get` and the FFI around it: the crate's only `unsafe`.
+
+use core::ffi::c_char;
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+
+use abi::c::info_slice;
+use abi::get;
+use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, status::*};
+use abi::{ffi_or, ffi_void};
+
+use crate::{attached, counting, ANSWERED, PASSED};
+
+type GetFn = unsafe extern "C" fn(
+    *const pmix_proc_t,
+    *const c_char,
+    *const pmix_info_t,
+    usize,
+    *mut *mut pmix_value_t,
+) -> pmix_status_t;
+
+extern "C" fn write_stats() {
+    ffi_void(crate::write_stats)
+}
+
+/// Write the counters at exit.
+pub(crate) fn write_stats_at_exit() {
+    // SAFETY: registering a plain extern "C" fn (which catches its own panics) with atexit.
+    unsafe { libc::atexit(write_stats) };
+}
+
+fn next_get() -> Option<GetFn> {
+    static NEXT: OnceLock<Option<GetFn>> = OnceLock::new();
+    *NEXT.get_or_init(|| {
+        // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name only looks the symbol up.
+        let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"PMIx_Get".as_ptr()) };
+        // SAFETY: libpmix's PMIx_Get has exactly this signature (pmix.h).
+        (!p.is_null()).then(|| unsafe { core::mem::transmute::<*mut libc::c_void, GetFn>(p) })
+    })
+}
+
+/// Try the store; `Err(())` means "not ours to answer: ask libpmix".
+///
+/// # Safety
+/// PMIx_Get's argument contract.
+unsafe fn from_store(
+    proc_: *const pmix_proc_t,
+    key: *const c_char,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    val: *mut *mut pmix_value_t,
+) -> Result<(), ()> {
+    if key.is_null() || proc_.is_null() || val.is_null() || !attached() {
+        return Err(());
+    }
+    let parsed;
+    let req = if ninfo == 0 {
+        // Nothing to build or drop for the common call.
+        &get::NO_DIRECTIVES
+    } else {
+        // SAFETY: `ninfo` readable infos at `info`, each value laid out as its type says
+        // (PMIx_Get's contract).
+        parsed = unsafe { get::parse(info_slice(info, ninfo).map_err(drop)?) }.map_err(drop)?;
+        &parsed
+    };
+    if !req.unknown.is_empty() {
+        return Err(());
+    }
+    // SAFETY: PMIx_Get's contract is rshm_client_get's.
+    unsafe { rshm_client::rshm_client_get_with(proc_, key, req, val) }.map_err(drop)
+}
+
+/// `PMIx_Get`, interposed. A panic on the store's path passes the call on to libpmix, like any
+/// other failure there; one anywhere else is `PMIX_ERROR`.
+///
+/// # Safety
+/// PMIx_Get's contract (pmix.h).
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Get(
+    proc_: *const pmix_proc_t,
+    key: *const c_char,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    val: *mut *mut pmix_value_t,
+) -> pmix_status_t {
+    ffi_or(PMIX_ERROR, || {
+        // SAFETY: forwarded PMIx_Get contract.
+        let ours = ffi_or(Err(()), || unsafe {
+            from_store(proc_, key, info, ninfo, val)
+        });
+        if ours.is_ok() {
+            if counting() {
+                ANSWERED.fetch_add(1, Ordering::Relaxed);
+            }
+            return PMIX_SUCCESS;
+        }
+        if counting() {
+            PASSED.fetch_add(1, Ordering::Relaxed);
+        }
+        match next_get() {
+            // SAFETY: the real PMIx_Get, with the caller's own arguments.
+            Some(real) => unsafe { real(proc_, key, info, ninfo, val) },
+            None => PMIX_ERR_NOT_SUPPORTED,
+        }
+    })
+}
