@@ -23,6 +23,12 @@ use differences::{FULL, MINIMAL, NODE_IDENTITY};
 
 /// Build the server library and the preload library; return their paths.
 fn libraries() -> (PathBuf, PathBuf) {
+    let (server, preload, _) = libraries_and_client();
+    (server, preload)
+}
+
+/// [`libraries`], and the direct client library (`librshm_client.so`).
+fn libraries_and_client() -> (PathBuf, PathBuf, PathBuf) {
     let root = pmixhost::repo_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let st = Command::new(cargo)
@@ -34,6 +40,8 @@ fn libraries() -> (PathBuf, PathBuf) {
             "server-shim",
             "-p",
             "rshm-preload",
+            "-p",
+            "client-shim",
             "--lib",
         ])
         .status()
@@ -47,6 +55,7 @@ fn libraries() -> (PathBuf, PathBuf) {
     (
         dir.join("librshm_server.so"),
         dir.join("librshm_preload.so"),
+        dir.join("librshm_client.so"),
     )
 }
 
@@ -185,4 +194,113 @@ fn preloaded_get_over_the_gds_component_equals_libpmix_full_registration() {
 #[test]
 fn preloaded_get_over_the_gds_component_equals_libpmix_minimal_registration() {
     check_with("examples/job-2node-minimal.txt", MINIMAL, Writer::Component);
+}
+
+/// Queries whose store answer OpenPMIx 4.2.2 does not hand to the component's clients.
+const NOT_DELIVERED: &[(&str, &str)] = &[
+    (
+        "r614-26",
+        "6 PMIX_NODEID: the component answers (RSHM_GDS_STATS counts it), the core returns \
+         NOT-FOUND for a remote process's node id",
+    ),
+    (
+        "r615-13",
+        "* PMIX_NODEID PMIX_NODE_INFO PMIX_HOSTNAME=node002: a qualified Get, which the core \
+         asks gds/hash (NOT-FOUND for the node identity) before any module",
+    ),
+    (
+        "r615-14",
+        "* PMIX_HOSTNAME PMIX_NODE_INFO PMIX_NODEID=1: as r615-13",
+    ),
+];
+
+/// The three front ends over one store follow one answer policy (docs/jobdata.md "Answer
+/// policy"): the direct client (`pmix-client -d librshm_client.so`, no libpmix in the client),
+/// the preload, and the gds component (its own store, `PMIX_MCA_gds=rshm,hash`). Wherever the
+/// direct client gets the store's value, the preloaded and the component's clients get that
+/// value too: before the policy was one, the component left the standard's node identity
+/// (`* PMIX_HOSTNAME`, `* PMIX_NODEID`) and a rank's app and node values to gds/hash, which
+/// answers NOT-FOUND there.
+///
+/// The exceptions are OpenPMIx 4.2.2's, not the policy's ([`NOT_DELIVERED`]).
+#[test]
+fn direct_preloaded_and_component_clients_get_the_same_store_answers() {
+    let job = "examples/job-2node.txt";
+    let corpus = "examples/corpus-realms.txt";
+    let (server, preload, client) = libraries_and_client();
+    let (server_s, preload_s) = (server.display().to_string(), preload.display().to_string());
+    let tool = pmixhost::build();
+    let direct_cmd = format!(
+        "{} -d {} {}",
+        tool.join("pmix-client").display(),
+        client.display(),
+        pmixhost::tool_dir().join(corpus).display()
+    );
+    let limit = Duration::from_secs(90);
+    let (_, direct) = pmixhost::run_job_with_args(
+        job,
+        corpus,
+        &[("PMIX_MCA_gds", "hash")],
+        &["--rshm", &server_s, "--client-cmd", &direct_cmd],
+        limit,
+    );
+    let (_, pre) = pmixhost::run_job_with_args(
+        job,
+        corpus,
+        &[("PMIX_MCA_gds", "hash"), ("LD_PRELOAD", &preload_s)],
+        &["--rshm", &server_s],
+        limit,
+    );
+    let dir = component_dir().display().to_string();
+    let (_, comp) = pmixhost::run_job_with_args(
+        job,
+        corpus,
+        &[
+            ("PMIX_MCA_gds", "rshm,hash"),
+            ("PMIX_MCA_mca_base_component_path", &dir),
+        ],
+        &[],
+        limit,
+    );
+    let by_key = |v: &[pmixhost::Answer]| -> BTreeMap<(String, u32), pmixhost::Answer> {
+        v.iter()
+            .map(|a| ((a.id.clone(), a.rank), a.clone()))
+            .collect()
+    };
+    let (pre, comp) = (by_key(&pre), by_key(&comp));
+    let queries = pmixhost::read_corpus(corpus);
+    // PMIX_APP_ARGV is the client command, which differs between the runs by construction.
+    let argv: BTreeSet<&str> = queries
+        .iter()
+        .filter(|q| q.key == "pmix.app.argv")
+        .map(|q| q.id.as_str())
+        .collect();
+    let mut differ = Vec::new();
+    let mut compared = 0;
+    for a in direct
+        .iter()
+        .filter(|a| a.status == "SUCCESS" && !argv.contains(a.id.as_str()))
+    {
+        let k = (a.id.clone(), a.rank);
+        let want = normalize(a);
+        for (who, answers) in [("preloaded", &pre), ("component", &comp)] {
+            if who == "component" && NOT_DELIVERED.iter().any(|(id, _)| *id == a.id) {
+                continue;
+            }
+            let got = answers.get(&k).map(normalize);
+            if got != Some(want) {
+                differ.push(format!(
+                    "{} rank {}: direct {want:?}, {who} {got:?}",
+                    k.0, k.1
+                ));
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared > 100, "only {compared} store answers");
+    assert!(
+        differ.is_empty(),
+        "the front ends answer differently: {differ:#?}"
+    );
+    eprintln!("{compared} store answers: direct, preloaded and component clients agree");
 }
