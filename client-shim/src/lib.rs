@@ -9,5 +9,5 @@
 pub mod client;
 mod exports;
 
-pub use client::{identity_from_env, Client};
+pub use client::{identity_from_env, Client, Outcome};
 pub use exports::{rshm_client_attach, rshm_client_get_with, with_client};

@@ -3,88 +3,32 @@
 //! The component is a small C adapter (`component/gds_rshm.c`, compiled against OpenPMIx's
 //! internal headers) linked with this crate's staticlib, which holds both shims (server-shim's
 //! `rshm_server_*` and client-shim's `rshm_client_*`), so that a process has one Rust runtime
-//! whatever role it plays. All store logic stays in the shims and `gds`; the only thing decided
-//! here is which PMIx_Get calls the component answers inside an unmodified OpenPMIx 4.2
-//! ([`serves`]): everything else is `PMIX_ERR_NOT_FOUND`, and libpmix answers it with gds/hash
-//! as it would without rshm. docs/openpmix.md is the guide.
+//! whatever role it plays. All store logic stays in the shims and `gds`: which PMIx_Get calls
+//! the component answers is the answer policy every rshm front end follows
+//! (`gds::jobdata::policy`, docs/jobdata.md "Answer policy"). What the policy does not answer
+//! from the store (a pass, and NOT_FOUND too: a module's fetch cannot make OpenPMIx 4.2 stop
+//! there) is `PMIX_ERR_NOT_FOUND`, and libpmix answers it with gds/hash as it would without
+//! rshm. docs/openpmix.md is the guide.
 //!
-//! Everything specific to OpenPMIx 4.2 lives in `component/`: this file's answer policy, the C
-//! adapter and its Makefile (which refuses to build against another OpenPMIx version).
+//! Everything specific to OpenPMIx 4.2 lives in `component/`: the C adapter and its Makefile
+//! (which refuses to build against another OpenPMIx version), and this fetch.
 
 use core::ffi::c_char;
 
-use abi::c::{c_str, info_slice};
-use abi::get::{self, GetRequest};
+use abi::c::info_slice;
+use abi::get;
 use abi::types::status::{PMIX_ERR_NOT_FOUND, PMIX_SUCCESS};
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
-use abi::AbiError;
-use gds::jobdata::keys::{self, DefaultRealm};
+use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t};
+use rshm_client::Outcome;
 
 pub use rshm_client;
 pub use rshm_server;
 
-/// `PMIX_RANK_WILDCARD` and `PMIX_RANK_UNDEF` (pmix_common.h).
-pub const RANK_WILDCARD: u32 = u32::MAX - 1;
-pub const RANK_UNDEF: u32 = u32::MAX;
-
-/// Directives that change nothing for a store that never waits: the component still answers
-/// (a miss falls back to libpmix, which then honours them).
-const HARMLESS: &[&str] = &["pmix.timeout"];
-
-/// Whether the component answers PMIx_Get of `key` for `rank` with these directives, or leaves
-/// it to libpmix (gds/hash and the server). The rule: answer exactly where OpenPMIx 4.2.2's own
-/// store gives the same answer as rshm's job data, so that a job gets the same answers with or
-/// without the component (tools/pmix-host's corpora check it; docs/jobdata.md lists where the
-/// standard's rules and 4.2.2 disagree, and there libpmix keeps answering):
-///
-/// - non-reserved keys (posted data, and custom keys the host registered): always;
-/// - no realm qualifier (`PMIX_*_INFO`, `PMIX_SESSION_ID`, `PMIX_APPNUM`, `PMIX_HOSTNAME`,
-///   `PMIX_NODEID`) and no directive other than the scope/wait ones the store reads, except
-///   `PMIX_PROC_INFO` / `PMIX_APP_INFO` on a process key of a rank (both name that process's
-///   own value then, in the standard and in 4.2.2 alike);
-/// - rank WILDCARD: the session, job, app and node keys except the node's identity
-///   (`PMIX_HOSTNAME`, `PMIX_NODEID`: 4.2.2 answers neither for WILDCARD);
-/// - a rank: process keys, `PMIX_HOSTNAME`, and `PMIX_NODEID` of a rank on this node (4.2.2
-///   answers it for local ranks only, see [`rshm_gds42_fetch`]); no app, node or job key asked
-///   with a rank;
-/// - rank UNDEF, other special ranks, and NULL keys: never.
-pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
-    if req.unknown.iter().any(|k| !HARMLESS.contains(&k.as_str())) {
-        return false;
-    }
-    let q = &req.qualifiers;
-    let qualified = q.session_info
-        || q.job_info
-        || q.node_info
-        || q.session_id.is_some()
-        || q.appnum.is_some()
-        || q.hostname.is_some()
-        || q.nodeid.is_some();
-    if qualified {
-        return false;
-    }
-    let a_rank = rank < RANK_UNDEF - 4;
-    let realm = keys::default_realm(key);
-    if q.app_info || q.proc_info {
-        return a_rank && realm == DefaultRealm::Proc && (q.proc_info || keys::is_reserved(key));
-    }
-    if !keys::is_reserved(key) {
-        return a_rank || rank == RANK_WILDCARD;
-    }
-    if rank == RANK_WILDCARD {
-        realm != DefaultRealm::Proc && key != keys::HOSTNAME && key != keys::NODEID
-    } else if a_rank {
-        realm == DefaultRealm::Proc || key == keys::HOSTNAME || key == keys::NODEID
-    } else {
-        false
-    }
-}
-
 /// The gds module's `fetch` for one key: `PMIX_SUCCESS` with `*val` a new `malloc`ed value
-/// (released by libpmix's `PMIX_VALUE_RELEASE` when the `pmix_kval_t` holding it is), or
-/// `PMIX_ERR_NOT_FOUND` for anything the component leaves to libpmix ([`serves`]), the store
-/// does not hold, or cannot read (never another status: the caller then falls back to hash).
-/// Not attached (`rshm_client_attach`): `PMIX_ERR_NOT_FOUND`.
+/// (released by libpmix's `PMIX_VALUE_RELEASE` when the `pmix_kval_t` holding it is) when the
+/// answer policy answers from the store; otherwise `PMIX_ERR_NOT_FOUND` (a pass, a settled
+/// NOT_FOUND, a request that does not parse, a store that cannot be read: never another status,
+/// so the caller falls back to hash). Not attached (`rshm_client_attach`): `PMIX_ERR_NOT_FOUND`.
 ///
 /// # Safety
 /// `proc_` is NULL or a valid `pmix_proc_t`; `key` NULL or NUL-terminated; `info` NULL or
@@ -100,107 +44,24 @@ pub unsafe extern "C" fn rshm_gds42_fetch(
     if proc_.is_null() || key.is_null() || val.is_null() {
         return PMIX_ERR_NOT_FOUND;
     }
+    let mut answered = false;
     let status = abi::ffi_call(|| {
-        // SAFETY: a valid pmix_proc_t and a NUL-terminated key (caller contract).
-        let (rank, key_str) = unsafe { ((*proc_).rank, c_str(key, KEY_BUF - 1)?) };
+        let parsed;
         let req = if ninfo == 0 || info.is_null() {
-            GetRequest::default()
+            &get::NO_DIRECTIVES
         } else {
             // SAFETY: `ninfo` valid infos at `info` (caller contract).
-            get::parse(unsafe { info_slice(info, ninfo) }?)?
+            parsed = get::parse(unsafe { info_slice(info, ninfo) }?)?;
+            &parsed
         };
-        if !serves(key_str, rank, &req) {
-            return Err(AbiError::Store(gds::Error::NotFound));
-        }
-        // SAFETY: a valid pmix_proc_t (caller contract).
-        if key_str == keys::NODEID && !unsafe { same_node(proc_, &req) }? {
-            return Err(AbiError::Store(gds::Error::NotFound));
-        }
         // SAFETY: forwarded caller contract (rshm_client_get's).
-        unsafe { rshm_client::rshm_client_get_with(proc_, key, &req, val) }
+        let outcome = unsafe { rshm_client::rshm_client_get_with(proc_, key, req, val) }?;
+        answered = matches!(outcome, Outcome::Answered);
+        Ok(())
     });
-    if status == PMIX_SUCCESS {
+    if status == PMIX_SUCCESS && answered {
         PMIX_SUCCESS
     } else {
         PMIX_ERR_NOT_FOUND
-    }
-}
-
-/// Whether `proc_` runs on the caller's node (both PMIX_NODEID values known and equal).
-///
-/// # Safety
-/// `proc_` is a valid `pmix_proc_t`.
-unsafe fn same_node(proc_: *const pmix_proc_t, req: &GetRequest) -> Result<bool, AbiError> {
-    // SAFETY: a valid pmix_proc_t (caller contract).
-    let (ns, rank) = unsafe { abi::c::proc_ref(proc_) }?;
-    rshm_client::with_client(|c| {
-        let Some((my_ns, me)) = c.me() else {
-            return Ok(false);
-        };
-        if my_ns != ns {
-            return Ok(false);
-        }
-        let pin = c.reader().pin();
-        let node = |r: u32| {
-            c.get(&pin, ns, r, keys::NODEID, req)
-                .ok()
-                .map(|(v, _)| v.to_value())
-        };
-        Ok(matches!((node(me), node(rank)), (Some(a), Some(b)) if a == b))
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn plain() -> GetRequest {
-        GetRequest::default()
-    }
-
-    #[test]
-    fn posted_keys_are_served_for_ranks_and_wildcard_only() {
-        assert!(serves("test.card", 3, &plain()));
-        assert!(serves("test.job.str", RANK_WILDCARD, &plain()));
-        assert!(!serves("test.card", RANK_UNDEF, &plain()));
-        assert!(!serves("test.card", RANK_UNDEF - 2, &plain()));
-    }
-
-    #[test]
-    fn reserved_keys_follow_openpmix_4_2_realms() {
-        assert!(serves("pmix.job.size", RANK_WILDCARD, &plain()));
-        assert!(serves("pmix.node.size", RANK_WILDCARD, &plain()));
-        assert!(!serves("pmix.hname", RANK_WILDCARD, &plain()));
-        assert!(!serves("pmix.nodeid", RANK_WILDCARD, &plain()));
-        assert!(serves("pmix.lrank", 5, &plain()));
-        assert!(serves("pmix.hname", 5, &plain()));
-        assert!(serves("pmix.nodeid", 5, &plain()));
-        assert!(!serves("pmix.app.size", 0, &plain()));
-        assert!(!serves("pmix.node.size", 0, &plain()));
-        assert!(!serves("pmix.job.size", 0, &plain()));
-        assert!(!serves("pmix.lrank", RANK_WILDCARD, &plain()));
-    }
-
-    #[test]
-    fn qualified_and_unknown_requests_are_left_to_libpmix() {
-        let mut r = plain();
-        r.qualifiers.node_info = true;
-        assert!(!serves("pmix.local.size", RANK_WILDCARD, &r));
-        let mut r = plain();
-        r.qualifiers.proc_info = true;
-        assert!(serves("pmix.lrank", 6, &r));
-        assert!(serves("test.proc.int", 3, &r));
-        assert!(!serves("pmix.lrank", RANK_WILDCARD, &r));
-        let mut r = plain();
-        r.qualifiers.app_info = true;
-        assert!(serves("pmix.appnum", 6, &r));
-        assert!(!serves("pmix.app.size", 6, &r));
-        assert!(!serves("test.app.u16", 6, &r));
-        let mut r = plain();
-        r.unknown.push("pmix.get.refresh".into());
-        assert!(!serves("test.card", 1, &r));
-        let mut r = plain();
-        r.unknown.push("pmix.timeout".into());
-        assert!(serves("test.card", 1, &r));
     }
 }

@@ -2,11 +2,12 @@
 //! answered from rshm's shared memory whenever the store can answer, and passed to the real
 //! `PMIx_Get` (the next definition, `dlsym(RTLD_NEXT)`) otherwise.
 //!
-//! "Can answer" (docs/ffi.md): a store is announced (`$RSHM_STORE`) and attaches; the key is not
-//! NULL; every directive is one the store interprets; and the store finds the value. Anything
-//! else (no store, a namespace it does not hold, NOT_FOUND, a scope error, PMIX_TIMEOUT...) goes
-//! to libpmix, so the caller never gets a worse answer than without the preload. Values are
-//! allocated with malloc like libpmix's, so `PMIX_VALUE_RELEASE` frees them.
+//! When (docs/ffi.md): a store is announced (`$RSHM_STORE`) and attaches, the key and proc are
+//! not NULL, the directives parse, and the answer policy (`gds::jobdata::policy`,
+//! docs/jobdata.md "Answer policy") does not pass the Get on: the store's value, or a NOT_FOUND
+//! the store settles. Everything else (no store, a namespace or value it does not hold, a scope
+//! error, PMIX_GET_REFRESH_CACHE, a required directive it does not know) goes to libpmix.
+//! Values are allocated with malloc like libpmix's, so `PMIX_VALUE_RELEASE` frees them.
 //!
 //! This file is the crate's only code, and its `unsafe` is the FFI itself.
 
@@ -17,6 +18,7 @@ use std::sync::OnceLock;
 use abi::c::info_slice;
 use abi::get;
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, status::*};
+use rshm_client::Outcome;
 
 type GetFn = unsafe extern "C" fn(
     *const pmix_proc_t,
@@ -82,7 +84,8 @@ fn next_get() -> Option<GetFn> {
     })
 }
 
-/// Try the store; `Err(())` means "not ours to answer: ask libpmix".
+/// Try the store: the status it answers with (`PMIX_SUCCESS` with `*val` set, or a settled
+/// `PMIX_ERR_NOT_FOUND`), or `None`: not the store's to answer, ask libpmix.
 ///
 /// # Safety
 /// PMIx_Get's argument contract.
@@ -92,9 +95,9 @@ unsafe fn from_store(
     info: *const pmix_info_t,
     ninfo: usize,
     val: *mut *mut pmix_value_t,
-) -> Result<(), ()> {
+) -> Option<pmix_status_t> {
     if key.is_null() || proc_.is_null() || val.is_null() || !attached() {
-        return Err(());
+        return None;
     }
     let parsed;
     let req = if ninfo == 0 {
@@ -102,21 +105,20 @@ unsafe fn from_store(
         &get::NO_DIRECTIVES
     } else {
         // SAFETY: `ninfo` readable infos at `info` (PMIx_Get's contract).
-        let infos = unsafe { info_slice(info, ninfo) }.map_err(drop)?;
-        parsed = get::parse(infos).map_err(drop)?;
+        let infos = unsafe { info_slice(info, ninfo) }.ok()?;
+        parsed = get::parse(infos).ok()?;
         &parsed
     };
-    if !req.unknown.is_empty() {
-        return Err(());
-    }
+    let mut outcome = None;
     let status = abi::ffi_call(|| {
         // SAFETY: PMIx_Get's contract is rshm_client_get's.
-        unsafe { rshm_client::rshm_client_get_with(proc_, key, req, val) }
-    });
-    if status == PMIX_SUCCESS {
+        outcome = Some(unsafe { rshm_client::rshm_client_get_with(proc_, key, req, val) }?);
         Ok(())
-    } else {
-        Err(())
+    });
+    match (status, outcome?) {
+        (PMIX_SUCCESS, Outcome::Answered) => Some(PMIX_SUCCESS),
+        (PMIX_SUCCESS, Outcome::NotFound) => Some(PMIX_ERR_NOT_FOUND),
+        _ => None,
     }
 }
 
@@ -133,11 +135,11 @@ pub unsafe extern "C" fn PMIx_Get(
     val: *mut *mut pmix_value_t,
 ) -> pmix_status_t {
     // SAFETY: forwarded PMIx_Get contract.
-    if unsafe { from_store(proc_, key, info, ninfo, val) }.is_ok() {
+    if let Some(status) = unsafe { from_store(proc_, key, info, ninfo, val) } {
         if counting() {
             ANSWERED.fetch_add(1, Ordering::Relaxed);
         }
-        return PMIX_SUCCESS;
+        return status;
     }
     if counting() {
         PASSED.fetch_add(1, Ordering::Relaxed);
