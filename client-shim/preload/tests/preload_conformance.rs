@@ -218,9 +218,8 @@ const NOT_DELIVERED: &[(&str, &str)] = &[
 /// policy"): the direct client (`pmix-client -d librshm_client.so`, no libpmix in the client),
 /// the preload, and the gds component (its own store, `PMIX_MCA_gds=rshm,hash`). Wherever the
 /// direct client gets the store's value, the preloaded and the component's clients get that
-/// value too: before the policy was one, the component left the standard's node identity
-/// (`* PMIX_HOSTNAME`, `* PMIX_NODEID`) and a rank's app and node values to gds/hash, which
-/// answers NOT-FOUND there.
+/// value too, including the standard's node identity (`* PMIX_HOSTNAME`, `* PMIX_NODEID`) and a
+/// rank's app and node values, where gds/hash answers NOT-FOUND.
 ///
 /// The exceptions are OpenPMIx 4.2.2's, not the policy's ([`NOT_DELIVERED`]).
 #[test]
