@@ -28,8 +28,9 @@ type GetFn = unsafe extern "C" fn(
     *mut *mut pmix_value_t,
 ) -> pmix_status_t;
 
-/// Gets answered from the store, and passed on to libpmix (process-local counters; written to
-/// `$RSHM_PRELOAD_STATS/<pid>` at exit when that variable names a directory).
+/// Gets answered from the store (a value, or a NOT_FOUND the store settles), and passed on to
+/// libpmix (process-local counters; written to `$RSHM_PRELOAD_STATS/<pid>` at exit when that
+/// variable names a directory).
 static ANSWERED: AtomicU64 = AtomicU64::new(0);
 static PASSED: AtomicU64 = AtomicU64::new(0);
 

@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use super::keys;
-use super::query::{Qualifiers, TargetRank, RANK_UNDEF, RANK_WILDCARD};
+use super::query::{Qualifiers, TargetRank, RANK_WILDCARD};
 use super::resolve::{get_by_rules, get_plain, is_local};
 use super::resources;
 use crate::error::Error;
@@ -173,7 +173,6 @@ pub fn decide_general<'p>(
     if special(rank) {
         return Decision::Pass(Pass::Absent);
     }
-    debug_assert!(rank <= RANK_VALID || rank == RANK_WILDCARD || rank == RANK_UNDEF);
     let target = TargetRank::from_raw(rank);
     let q = &d.qualifiers;
     let job = reader.table_arc(pin, ns, part::DATA);
@@ -233,4 +232,27 @@ fn posted<'p>(
     };
     let v = modex::get(posted, target, key, near, scope)?;
     Ok((v, posted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn none_is_default_and_plain() {
+        assert_eq!(Directives::NONE, Directives::default());
+        assert!(Directives::NONE.is_plain());
+        let refresh = Directives {
+            refresh: true,
+            ..Directives::NONE
+        };
+        assert!(!refresh.is_plain());
+    }
+
+    #[test]
+    fn special_ranks_lie_between_rank_valid_and_wildcard() {
+        assert!(!special(0) && !special(RANK_VALID));
+        assert!(special(RANK_VALID + 1) && special(RANK_WILDCARD - 1));
+        assert!(!special(RANK_WILDCARD) && !special(u32::MAX));
+    }
 }
