@@ -303,6 +303,61 @@ fn every_directive_and_qualifier_decides_as_the_table_says() {
             q(|q| q.nodeid = Some(1)),
             PassAbsent,
         ),
+        (
+            "another session's: the server may know it",
+            NS,
+            W,
+            "pmix.univ.size",
+            q(|q| {
+                q.session_info = true;
+                q.session_id = Some(7)
+            }),
+            PassAbsent,
+        ),
+        (
+            "our session's miss",
+            NS,
+            W,
+            "pmix.univ.size",
+            q(|q| {
+                q.session_info = true;
+                q.session_id = Some(0)
+            }),
+            NotFound,
+        ),
+        (
+            "a node the job does not run on (hostname)",
+            NS,
+            W,
+            "pmix.node.size",
+            q(|q| {
+                q.node_info = true;
+                q.hostname = Some("node099".into())
+            }),
+            PassAbsent,
+        ),
+        (
+            "a node the job does not run on (id)",
+            NS,
+            W,
+            "pmix.node.size",
+            q(|q| {
+                q.node_info = true;
+                q.nodeid = Some(99)
+            }),
+            PassAbsent,
+        ),
+        (
+            "one of the job's nodes, miss",
+            NS,
+            W,
+            "pmix.mapby",
+            q(|q| {
+                q.node_info = true;
+                q.nodeid = Some(1)
+            }),
+            NotFound,
+        ),
         // PMIX_OPTIONAL / PMIX_IMMEDIATE: the store never asks anyone, so nothing changes.
         (
             "PMIX_OPTIONAL hit",

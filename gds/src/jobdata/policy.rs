@@ -17,10 +17,12 @@
 use std::sync::Arc;
 
 use super::keys;
+use super::node_names;
 use super::query::{Qualifiers, TargetRank, RANK_WILDCARD};
 use super::resolve::{get_by_rules, get_plain, is_local};
 use super::resources;
 use crate::error::Error;
+use crate::layout::Realm;
 use crate::modex::{self, Scope};
 use crate::part;
 use crate::reader::{Pin, Reader};
@@ -116,13 +118,23 @@ impl Pass {
     }
 }
 
-/// Whether a miss is settled: a reserved key (or a custom key asked with a realm qualifier),
-/// asked of a realm above the process. The namespace's job table is known to exist.
-fn miss_is_final(key: &str, rank: TargetRank, q: &Qualifiers) -> bool {
+/// Whether a miss in the job table `t` is settled: a reserved key (or a custom key asked with a
+/// realm qualifier), asked of a realm above the process, and of this job's own session and
+/// nodes. Another session, or a node the job does not run on, may be known to the server (6.2:
+/// it may ask its host).
+fn miss_is_final(t: &TableView, key: &str, rank: TargetRank, q: &Qualifiers) -> bool {
     let registered_only = keys::is_reserved(key) || !q.is_plain();
     let realm_flag = q.session_info || q.job_info || q.app_info || q.node_info;
     let above_proc = !q.proc_info && (realm_flag || rank == TargetRank::Wildcard);
-    registered_only && above_proc
+    let ours = t.job_meta().session.unwrap_or(0);
+    let our_session = q.session_id.is_none_or(|s| s == ours);
+    let our_node = q
+        .nodeid
+        .is_none_or(|id| t.get(Realm::Node(id), keys::NODEID).is_some())
+        && q.hostname
+            .as_deref()
+            .is_none_or(|h| node_names::find(t, h).is_some());
+    registered_only && above_proc && our_session && our_node
 }
 
 /// Decide PMIx_Get of `key` for (`ns`, `rank`) with directives `d`, asked by `caller` (its rank
@@ -190,7 +202,7 @@ pub fn decide_general<'p>(
         };
         match get_by_rules(t, res, caller, target, key, q) {
             Ok(v) => Decision::Answer(v, t),
-            Err(Error::NotFound) if miss_is_final(key, target, q) => Decision::NotFound,
+            Err(Error::NotFound) if miss_is_final(t, key, target, q) => Decision::NotFound,
             Err(Error::NotFound) => Decision::Pass(Pass::Absent),
             Err(e) => Decision::Pass(Pass::Store(e)),
         }
