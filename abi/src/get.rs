@@ -1,10 +1,10 @@
-//! PMIx_Get's `info` array read into what the store needs: the realm qualifiers of ch. 6, the
-//! data scope of 5.4, the return mode, and whether anything was asked that the store cannot
-//! decide (the preload then passes the call on; the direct client refuses required ones).
+//! PMIx_Get's `info` array read into what the store needs: the directives the answer policy
+//! decides on (`gds::jobdata::policy`: realm qualifiers, data scope, refresh, unknown required
+//! directives) and the return mode.
 
 #![forbid(unsafe_code)]
 
-use gds::jobdata::Qualifiers;
+use gds::jobdata::Directives;
 use gds::modex::Scope;
 use gds::Value;
 
@@ -27,24 +27,20 @@ pub enum Mode {
 /// A parsed PMIx_Get request's directives.
 #[derive(Clone, Debug, Default)]
 pub struct GetRequest {
-    pub qualifiers: Qualifiers,
-    pub data_scope: Option<Scope>,
+    /// What the answer policy decides on.
+    pub directives: Directives,
     pub mode: Mode,
-    /// Directives the store does not interpret (PMIX_TIMEOUT, PMIX_WAIT, PMIX_GET_REFRESH_CACHE,
-    /// vendor keys...).
+    /// Directives the store does not know (PMIX_WAIT, vendor keys...), for messages; the
+    /// policy sees only whether one was required (`Directives::unknown_required`).
     pub unknown: Vec<String>,
-    /// Whether any of `unknown` carried `PMIX_INFO_REQD`.
-    pub unknown_required: bool,
 }
 
 /// The request of a PMIx_Get with no directives (`ninfo` 0): shared, so the hot path builds
 /// and drops nothing.
 pub static NO_DIRECTIVES: GetRequest = GetRequest {
-    qualifiers: Qualifiers::NONE,
-    data_scope: None,
+    directives: Directives::NONE,
     mode: Mode::Copy,
     unknown: Vec::new(),
-    unknown_required: false,
 };
 
 fn flag(v: &Value) -> Result<bool, AbiError> {
@@ -84,7 +80,8 @@ pub(crate) fn parse_with(
     let mut r = GetRequest::default();
     for info in infos {
         let key = fixed_str(&info.key)?;
-        let q = &mut r.qualifiers;
+        let d = &mut r.directives;
+        let q = &mut d.qualifiers;
         match key {
             PMIX_OPTIONAL => q.optional = flag(&info_value(info)?)?,
             PMIX_IMMEDIATE => q.immediate = flag(&info_value(info)?)?,
@@ -115,7 +112,7 @@ pub(crate) fn parse_with(
                         )))
                     }
                 };
-                r.data_scope = Some(Scope::from_raw(raw).map_err(AbiError::Store)?);
+                d.scope = Some(Scope::from_raw(raw).map_err(AbiError::Store)?);
             }
             PMIX_GET_STATIC_VALUES => {
                 if flag(&info_value(info)?)? {
@@ -127,9 +124,13 @@ pub(crate) fn parse_with(
                     r.mode = Mode::Pointer;
                 }
             }
+            PMIX_GET_REFRESH_CACHE => d.refresh = flag(&info_value(info)?)?,
+            // A bound on waiting: the store never waits, so it changes nothing (the value is
+            // not even read; a host library given the call reads it).
+            PMIX_TIMEOUT => {}
             other => {
                 r.unknown.push(other.to_owned());
-                r.unknown_required |= info.flags & PMIX_INFO_REQD != 0;
+                d.unknown_required |= info.flags & PMIX_INFO_REQD != 0;
             }
         }
     }

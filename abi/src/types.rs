@@ -214,6 +214,8 @@ pub mod keys {
     pub const PMIX_DATA_SCOPE: &str = "pmix.scope";
     pub const PMIX_GET_STATIC_VALUES: &str = "pmix.get.static";
     pub const PMIX_GET_POINTER_VALUES: &str = "pmix.get.pntrs";
+    pub const PMIX_GET_REFRESH_CACHE: &str = "pmix.get.refresh";
+    pub const PMIX_TIMEOUT: &str = "pmix.timeout";
     pub const PMIX_SESSION_INFO: &str = "pmix.ssn.info";
     pub const PMIX_JOB_INFO: &str = "pmix.job.info";
     pub const PMIX_APP_INFO: &str = "pmix.app.info";

@@ -229,6 +229,8 @@ fn checks() -> Checks {
         PMIX_DATA_SCOPE,
         PMIX_GET_STATIC_VALUES,
         PMIX_GET_POINTER_VALUES,
+        PMIX_GET_REFRESH_CACHE,
+        PMIX_TIMEOUT,
         PMIX_SESSION_INFO,
         PMIX_JOB_INFO,
         PMIX_APP_INFO,

@@ -86,6 +86,7 @@ fn get(c: &mut Criterion) {
                 black_box(
                     jobdata::get(
                         t,
+                        None,
                         Some(1),
                         TargetRank::Wildcard,
                         black_box("pmix.job.size"),
@@ -104,8 +105,14 @@ fn get(c: &mut Criterion) {
                 {
                     let pin = r.pin();
                     let t = r.table(&pin, "bench", part::DATA).unwrap();
-                    let size =
-                        jobdata::get(t, Some(1), TargetRank::Wildcard, "pmix.job.size", &none);
+                    let size = jobdata::get(
+                        t,
+                        None,
+                        Some(1),
+                        TargetRank::Wildcard,
+                        "pmix.job.size",
+                        &none,
+                    );
                     black_box(size.unwrap());
                 }
                 r
@@ -121,6 +128,7 @@ fn get(c: &mut Criterion) {
                 black_box(
                     jobdata::get(
                         t,
+                        None,
                         Some(1),
                         TargetRank::Rank(rank),
                         KEYS[(x >> 40) as usize % 5],

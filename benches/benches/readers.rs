@@ -31,6 +31,7 @@ fn reader(store: &Path) {
         let t = r.table(&pin, "bench", part::DATA).expect("job table");
         let v = jobdata::get(
             t,
+            None,
             Some(0),
             TargetRank::Wildcard,
             black_box("pmix.job.size"),

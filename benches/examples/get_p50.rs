@@ -77,7 +77,7 @@ fn main() {
         let get = |rank: TargetRank, key: &str| {
             let pin = r.pin();
             let t = r.table(&pin, "bench", part::DATA).unwrap();
-            black_box(jobdata::get(t, Some(1), rank, black_box(key), &none).unwrap());
+            black_box(jobdata::get(t, None, Some(1), rank, black_box(key), &none).unwrap());
         };
         report("job", m, || {
             time(|| get(TargetRank::Wildcard, "pmix.job.size"))

@@ -205,7 +205,7 @@ pub fn worker(argv: &[String]) -> Result<(), String> {
     // PMIx_Get(proc, key) with no qualifiers, by the rules of standard ch. 6.
     let get = |pin: &gds::Pin, rank: TargetRank, key: &str| -> Result<Value, String> {
         let t = r.table(pin, NSPACE, part::DATA).map_err(err)?;
-        jobdata::get(t, Some(me), rank, key, &none)
+        jobdata::get(t, None, Some(me), rank, key, &none)
             .map(|v| v.to_value())
             .map_err(err)
     };
@@ -247,9 +247,23 @@ pub fn worker(argv: &[String]) -> Result<(), String> {
                 let pin = r.pin();
                 let t = r.table(&pin, NSPACE, part::DATA).map_err(err)?;
                 let v = if job {
-                    jobdata::get(t, Some(me), TargetRank::Wildcard, "pmix.job.size", &none)
+                    jobdata::get(
+                        t,
+                        None,
+                        Some(me),
+                        TargetRank::Wildcard,
+                        "pmix.job.size",
+                        &none,
+                    )
                 } else {
-                    jobdata::get(t, Some(me), TargetRank::Rank(rank), PROC_KEYS[k], &none)
+                    jobdata::get(
+                        t,
+                        None,
+                        Some(me),
+                        TargetRank::Rank(rank),
+                        PROC_KEYS[k],
+                        &none,
+                    )
                 };
                 std::hint::black_box(v.map_err(err)?);
             }

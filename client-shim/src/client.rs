@@ -1,6 +1,6 @@
-//! The client's side of PMIx_Get over an attached store: which table answers (job data for
-//! reserved keys, posted data otherwise), who is asking (locality and the caller's own rank),
-//! and the values PMIX_GET_POINTER_VALUES hands out.
+//! The client's side of PMIx_Get over an attached store: who is asking (the caller's own rank),
+//! the answer policy's decision (`gds::jobdata::policy`: which table answers, what a miss
+//! means), and the values PMIX_GET_POINTER_VALUES hands out.
 
 #![forbid(unsafe_code)]
 
@@ -12,9 +12,8 @@ use abi::c::HeldValue;
 use abi::get::GetRequest;
 use abi::types::pmix_value_t;
 use abi::AbiError;
-use gds::jobdata::{self, keys, resources, TargetRank};
-use gds::modex;
-use gds::{part, Error, Pin, Reader, Result, TableView, ValueRef};
+use gds::jobdata::{self, Decision, Pass};
+use gds::{Error, Pin, Reader, Result, TableView, ValueRef};
 
 /// The environment a client needs to attach (setup_fork), named once in `abi`.
 pub use abi::env;
@@ -75,94 +74,29 @@ impl Client {
         self.me.as_ref().map(|(n, r)| (n.as_str(), *r))
     }
 
-    /// PMIx_Get of `key` for (`ns`, `rank`) as the store decides it: ch. 6 for reserved keys,
-    /// 5.3/5.4 for posted data (then the job data, for non-reserved keys the host registered).
+    /// PMIx_Get of `key` for (`ns`, `rank`) (a raw `pmix_rank_t`) as the answer policy decides
+    /// it (`gds::jobdata::policy`, docs/jobdata.md "Answer policy"): the store's value,
+    /// NOT_FOUND, or a pass to a host PMIx library. Inlined into the C entry points: the common
+    /// Get (a reserved key, no directive) is one job-table lookup, and its value reaches the
+    /// caller's pmix_value_t without a trip through memory.
     #[inline(always)]
-    pub fn get<'p>(
+    pub fn decide<'p>(
         &'p self,
         pin: &'p Pin<'_>,
         ns: &str,
         rank: u32,
         key: &str,
         req: &GetRequest,
-    ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
-        // Most gets: a reserved key with no qualifier that the job table answers as it stands
-        // (`jobdata::get_plain`). Kept small and inlined into the C entry points, so the value
-        // reaches the caller's pmix_value_t without a trip through memory.
-        if keys::is_reserved(key) && req.qualifiers.is_plain() {
-            if let Ok(t) = self.reader.table_arc(pin, ns, part::DATA) {
-                let caller = self.caller(ns);
-                if let Some(v) = jobdata::get_plain(t, caller, TargetRank::from_raw(rank), key) {
-                    return Ok((v, t));
-                }
-            }
-        }
-        self.get_general(pin, ns, rank, key, req)
-    }
-
-    /// [`Client::get`] for everything else: the retrieval rules in full, posted data.
-    #[inline(never)]
-    fn get_general<'p>(
-        &'p self,
-        pin: &'p Pin<'_>,
-        ns: &str,
-        rank: u32,
-        key: &str,
-        req: &GetRequest,
-    ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
-        let target = TargetRank::from_raw(rank);
-        let caller = self.caller(ns);
-        let job = self.reader.table_arc(pin, ns, part::DATA);
-        let from_job = |job: Result<&'p Arc<TableView>>| {
-            let t = job?;
-            // The resources table is looked up only for a node value the namespace lacks.
-            let res = || {
-                self.reader
-                    .table(pin, resources::NAMESPACE, part::RESOURCES)
-                    .ok()
-            };
-            let v = jobdata::get_by_rules(t, res, caller, target, key, &req.qualifiers)?;
-            // A value from the resources table borrows that mapping; the job table handle is
-            // kept for pointer mode, so resources answers are copied there (see `hold`).
-            Ok((v, t))
-        };
-        if keys::is_reserved(key) {
-            return from_job(job);
-        }
-        // A non-reserved key is posted data (5.3), unless the host registered it with the job
-        // (a custom key of a registration array, which PMIx answers too): a realm qualifier
-        // asks for the job data; otherwise the job data answers what was never posted.
-        if !req.qualifiers.is_plain() {
-            return from_job(job);
-        }
-        match self.posted_get(pin, ns, target, key, req, &job) {
-            Err(Error::NotFound) => from_job(job),
-            r => r,
-        }
-    }
-
-    /// The posted-data half of [`Client::get`] (5.3, 5.4).
-    fn posted_get<'p>(
-        &'p self,
-        pin: &'p Pin<'_>,
-        ns: &str,
-        target: TargetRank,
-        key: &str,
-        req: &GetRequest,
-        job: &Result<&'p Arc<TableView>>,
-    ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
-        let posted = self.reader.table_arc(pin, ns, part::POSTED)?;
-        let local = |r: u32| match job {
-            Ok(t) => jobdata::is_local(t, r).unwrap_or(false),
-            Err(_) => false,
-        };
-        let is_local = match target {
-            TargetRank::Rank(r) => local(r),
-            TargetRank::Undef => modex::undef_rank(posted, key).is_some_and(local),
-            TargetRank::Wildcard => false,
-        };
-        let v = modex::get(posted, target, key, is_local, req.data_scope)?;
-        Ok((v, posted))
+    ) -> Decision<'p> {
+        jobdata::decide(
+            &self.reader,
+            pin,
+            self.caller(ns),
+            ns,
+            rank,
+            key,
+            &req.directives,
+        )
     }
 
     /// Keep a PMIX_GET_POINTER_VALUES answer alive until [`Client::release_pointers`] or
@@ -209,5 +143,41 @@ impl Client {
         let n = map.len();
         map.clear();
         n
+    }
+}
+
+/// A Get's outcome for a front end: the preload and the component act on the difference between
+/// NOT_FOUND and a pass; the direct client turns both into a status ([`Outcome::direct`]).
+#[derive(Debug)]
+pub enum Outcome {
+    /// The store's value was written to the caller's location.
+    Answered,
+    /// `PMIX_ERR_NOT_FOUND`, settled by the store ([`Decision::NotFound`]).
+    NotFound,
+    /// For a host PMIx library ([`Decision::Pass`]).
+    Pass(Pass),
+}
+
+impl Outcome {
+    /// The outcome where there is no host library (`rshm_client_get`).
+    #[inline]
+    pub fn direct(self, req: &GetRequest) -> std::result::Result<(), AbiError> {
+        match self {
+            Outcome::Answered => Ok(()),
+            Outcome::NotFound => Err(AbiError::Store(Error::NotFound)),
+            Outcome::Pass(p) => Err(without_host(p, req)),
+        }
+    }
+}
+
+/// The status of a passed Get where there is no host library to pass it to.
+#[cold]
+pub fn without_host(p: Pass, req: &GetRequest) -> AbiError {
+    match p.into_error() {
+        Some(e) => AbiError::Store(e),
+        None => AbiError::NotSupported(format!(
+            "directive(s) only a PMIx host library can honour (refresh: {}, unknown: {:?})",
+            req.directives.refresh, req.unknown
+        )),
     }
 }

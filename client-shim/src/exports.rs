@@ -17,9 +17,10 @@ use abi::{ffi_or, ffi_status, ffi_void, AbiError};
 
 use std::sync::Arc;
 
+use gds::jobdata::Decision;
 use gds::{TableView, ValueRef};
 
-use crate::client::Client;
+use crate::client::{Client, Outcome};
 
 /// The process's attached client. A plain pointer (not a lock) so that a Get costs one load;
 /// `rshm_client_detach` must not race with other calls (docs/ffi.md), like PMIx_Finalize.
@@ -132,13 +133,14 @@ pub unsafe extern "C" fn rshm_client_get(
 ) -> pmix_status_t {
     ffi_status(|| {
         if ninfo == 0 {
+            let req = &get::NO_DIRECTIVES;
             // SAFETY: forwarded caller contract.
-            return unsafe { rshm_client_get_with(proc_, key, &get::NO_DIRECTIVES, val) };
+            return unsafe { rshm_client_get_with(proc_, key, req, val) }?.direct(req);
         }
         // SAFETY: forwarded caller contract.
         let req = unsafe { parse_request(info, ninfo) }?;
         // SAFETY: forwarded caller contract.
-        unsafe { rshm_client_get_with(proc_, key, &req, val) }
+        unsafe { rshm_client_get_with(proc_, key, &req, val) }?.direct(&req)
     })
 }
 
@@ -174,7 +176,7 @@ pub unsafe extern "C" fn rshm_client_get_into(
             &parsed
         };
         // SAFETY: forwarded caller contract.
-        unsafe { with_value(proc_, key, req, |_, v, _| write_stored(out, v)) }
+        unsafe { with_value(proc_, key, req, |_, v, _| write_stored(out, v)) }?.direct(req)
     })
 }
 
@@ -200,18 +202,12 @@ pub unsafe extern "C" fn rshm_client_value_destruct(val: *mut pmix_value_t) {
 unsafe fn parse_request(info: *const pmix_info_t, ninfo: usize) -> Result<GetRequest, AbiError> {
     // SAFETY: `ninfo` readable infos at `info`, each value laid out as its type says
     // (PMIx_Get's contract for `info`, which the caller gave).
-    let req = unsafe { get::parse(info_slice(info, ninfo)?) }?;
-    if req.unknown_required {
-        return Err(AbiError::NotSupported(format!(
-            "required directive(s) {:?}",
-            req.unknown
-        )));
-    }
-    Ok(req)
+    unsafe { get::parse(info_slice(info, ninfo)?) }
 }
 
-/// Look the value up and hand it (with the attached client and the job table, for pointer
-/// mode) to `f` while the read is pinned.
+/// Decide the Get (the answer policy, `Client::decide`) and hand a value the store answers
+/// (with the attached client and the table holding it, for pointer mode) to `f` while the read
+/// is pinned.
 ///
 /// # Safety
 /// As [`rshm_client_get`]'s `proc_` and `key`.
@@ -220,20 +216,25 @@ unsafe fn with_value(
     key: *const c_char,
     req: &GetRequest,
     f: impl FnOnce(&Client, &ValueRef<'_>, &Arc<TableView>) -> Result<(), AbiError>,
-) -> Result<(), AbiError> {
+) -> Result<Outcome, AbiError> {
     // SAFETY: valid pmix_proc_t (caller contract).
     let (ns, rank) = unsafe { proc_ref(proc_) }?;
     // SAFETY: NUL-terminated key (caller contract).
     let key = unsafe { c_str(key, KEY_BUF - 1) }?;
     with_client(|client| {
         let pin = client.reader().pin();
-        let (v, table) = client.get(&pin, ns, rank, key, req)?;
-        f(client, &v, table)
+        match client.decide(&pin, ns, rank, key, req) {
+            Decision::Answer(v, table) => f(client, &v, table).map(|()| Outcome::Answered),
+            Decision::NotFound => Ok(Outcome::NotFound),
+            Decision::Pass(p) => Ok(Outcome::Pass(p)),
+        }
     })
 }
 
-/// The body of `rshm_client_get` for an already parsed request (the preload uses it after
-/// deciding the request is the store's to answer).
+/// The body of `rshm_client_get` for an already parsed request, with the answer policy's
+/// outcome: `*val` is written only for [`Outcome::Answered`]. The preload and the gds component
+/// call it and act on NOT_FOUND and a pass themselves; `rshm_client_get` makes both a status
+/// ([`Outcome::direct`]).
 ///
 /// # Safety
 /// As [`rshm_client_get`].
@@ -242,7 +243,7 @@ pub unsafe fn rshm_client_get_with(
     key: *const c_char,
     req: &GetRequest,
     val: *mut *mut pmix_value_t,
-) -> Result<(), AbiError> {
+) -> Result<Outcome, AbiError> {
     if val.is_null() {
         return Err(AbiError::BadParam("NULL val".into()));
     }

@@ -12,5 +12,5 @@ pub mod client;
 #[allow(unsafe_code)]
 mod exports;
 
-pub use client::{identity_from_env, Client};
+pub use client::{identity_from_env, Client, Outcome};
 pub use exports::{attach, rshm_client_attach, rshm_client_get_with, with_client};

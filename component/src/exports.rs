@@ -8,7 +8,8 @@ use abi::get::{self, GetRequest};
 use abi::types::status::{PMIX_ERR_NOT_FOUND, PMIX_SUCCESS};
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
 use abi::{ffi_or, ffi_status, AbiError};
-use gds::jobdata::keys;
+use gds::jobdata::{keys, Decision};
+use rshm_client::Outcome;
 
 use crate::serves;
 
@@ -52,7 +53,12 @@ pub unsafe extern "C" fn rshm_gds42_fetch(
                 return Err(AbiError::Store(gds::Error::NotFound));
             }
             // SAFETY: forwarded caller contract (rshm_client_get's).
-            unsafe { rshm_client::rshm_client_get_with(proc_, key, &req, val) }
+            match unsafe { rshm_client::rshm_client_get_with(proc_, key, &req, val) }? {
+                Outcome::Answered => Ok(()),
+                // A NOT_FOUND the policy settles is still hash's to give: OpenPMIx 4.2 asks it
+                // next whatever a module says.
+                _ => Err(AbiError::Store(gds::Error::NotFound)),
+            }
         });
         if status == PMIX_SUCCESS {
             PMIX_SUCCESS
@@ -77,10 +83,9 @@ unsafe fn same_node(proc_: *const pmix_proc_t, req: &GetRequest) -> Result<bool,
             return Ok(false);
         }
         let pin = c.reader().pin();
-        let node = |r: u32| {
-            c.get(&pin, ns, r, keys::NODEID, req)
-                .ok()
-                .map(|(v, _)| v.to_value())
+        let node = |r: u32| match c.decide(&pin, ns, r, keys::NODEID, req) {
+            Decision::Answer(v, _) => Some(v.to_value()),
+            _ => None,
         };
         Ok(matches!((node(me), node(rank)), (Some(a), Some(b)) if a == b))
     })

@@ -3,13 +3,16 @@
 //! The component is a small C adapter (`component/gds_rshm.c`, compiled against OpenPMIx's
 //! internal headers) linked with this crate's staticlib, which holds both shims (server-shim's
 //! `rshm_server_*` and client-shim's `rshm_client_*`), so that a process has one Rust runtime
-//! whatever role it plays. All store logic stays in the shims and `gds`; the only thing decided
-//! here is which PMIx_Get calls the component answers inside an unmodified OpenPMIx 4.2
-//! ([`serves`]): everything else is `PMIX_ERR_NOT_FOUND`, and libpmix answers it with gds/hash
-//! as it would without rshm. docs/openpmix.md is the guide.
+//! whatever role it plays. All store logic stays in the shims and `gds`: a Get the component
+//! takes is decided by the answer policy every rshm front end follows (`gds::jobdata::policy`,
+//! docs/jobdata.md "Answer policy"). What this crate adds is the host's side: which Gets it
+//! takes at all inside an unmodified OpenPMIx 4.2 ([`serves`]: only where 4.2.2's own store
+//! gives the same answer, so a job's answers are the same with or without rshm). Everything
+//! else, and whatever the policy does not answer from the store, is `PMIX_ERR_NOT_FOUND`, and
+//! libpmix answers it with gds/hash as it would without rshm. docs/openpmix.md is the guide.
 //!
-//! Everything specific to OpenPMIx 4.2 lives in `component/`: this file's answer policy, the C
-//! adapter and its Makefile (which refuses to build against another OpenPMIx version).
+//! Everything specific to OpenPMIx 4.2 lives in `component/`: this filter, the C adapter and
+//! its Makefile (which refuses to build against another OpenPMIx version).
 
 #![deny(unsafe_code)]
 
@@ -53,7 +56,7 @@ pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
     if req.unknown.iter().any(|k| !HARMLESS.contains(&k.as_str())) {
         return false;
     }
-    let q = &req.qualifiers;
+    let q = &req.directives.qualifiers;
     let qualified = q.session_info
         || q.job_info
         || q.node_info
@@ -115,15 +118,15 @@ mod tests {
     #[test]
     fn qualified_and_unknown_requests_are_left_to_libpmix() {
         let mut r = plain();
-        r.qualifiers.node_info = true;
+        r.directives.qualifiers.node_info = true;
         assert!(!serves("pmix.local.size", RANK_WILDCARD, &r));
         let mut r = plain();
-        r.qualifiers.proc_info = true;
+        r.directives.qualifiers.proc_info = true;
         assert!(serves("pmix.lrank", 6, &r));
         assert!(serves("test.proc.int", 3, &r));
         assert!(!serves("pmix.lrank", RANK_WILDCARD, &r));
         let mut r = plain();
-        r.qualifiers.app_info = true;
+        r.directives.qualifiers.app_info = true;
         assert!(serves("pmix.appnum", 6, &r));
         assert!(!serves("pmix.app.size", 6, &r));
         assert!(!serves("test.app.u16", 6, &r));

@@ -104,7 +104,11 @@ fn job_data_answers_with_and_without_its_cached_facts() {
     let q = Qualifiers::default();
     for t in [cached, uncached] {
         assert_eq!(t.job_meta(), want);
-        let get = |rank, key| jobdata::get(t, Some(0), rank, key, &q).unwrap().to_value();
+        let get = |rank, key| {
+            jobdata::get(t, None, Some(0), rank, key, &q)
+                .unwrap()
+                .to_value()
+        };
         // A session key of the session registered; a node key of the store's own node.
         assert_eq!(
             get(TargetRank::Wildcard, "pmix.univ.size"),

@@ -116,14 +116,14 @@ fn job(full: bool) -> Job {
 
 impl Job {
     /// PMIx_Get as rank `caller` would call it. Every answer is also asked of the rules alone
-    /// (`get_by_rules`, without the `get_plain` shortcut most gets take): the two must agree,
+    /// (`get_by_rules_only`, without the `get_plain` shortcut most gets take): the two must agree,
     /// value and status, so each rule below tests the shortcut too.
     fn get(&self, caller: u32, rank: TargetRank, key: &str, q: Qualifiers) -> gds::Result<Value> {
         let pin = self.r.pin();
         let t = self.r.table(&pin, "rules", part::DATA)?;
-        let got = jobdata::get(t, Some(caller), rank, key, &q).map(|v| v.to_value());
+        let got = jobdata::get(t, None, Some(caller), rank, key, &q).map(|v| v.to_value());
         let by_rules =
-            jobdata::get_by_rules(t, || None, Some(caller), rank, key, &q).map(|v| v.to_value());
+            jobdata::get_by_rules_only(t, Some(caller), rank, key, &q).map(|v| v.to_value());
         assert_eq!(
             format!("{got:?}"),
             format!("{by_rules:?}"),
@@ -566,7 +566,7 @@ fn s17_2_5_resources_fill_node_values_a_namespace_does_not_have() {
         .table(&pin, jobdata::resources::NAMESPACE, part::RESOURCES)
         .unwrap();
     let get = |q: Qualifiers, key: &str| {
-        jobdata::get_with_resources(t, Some(rt), Some(ME), W, key, &q).map(|v| v.to_value())
+        jobdata::get(t, Some(rt), Some(ME), W, key, &q).map(|v| v.to_value())
     };
     let local = Qualifiers {
         node_info: true,
@@ -583,7 +583,7 @@ fn s17_2_5_resources_fill_node_values_a_namespace_does_not_have() {
     assert_eq!(get(remote, "pmix.node.size").unwrap(), Value::Uint32(4));
     // Without the resources table the namespace alone does not have them.
     assert!(matches!(
-        jobdata::get(t, Some(ME), W, "test.gpus", &local),
+        jobdata::get(t, None, Some(ME), W, "test.gpus", &local),
         Err(Error::NotFound)
     ));
 }
@@ -611,7 +611,7 @@ fn s17_2_4_deregistration_reclaims_the_namespace() {
     ));
     let t = r.table(&pin, "b", part::DATA).unwrap();
     assert_eq!(
-        jobdata::get(t, Some(ME), W, "pmix.job.size", &q())
+        jobdata::get(t, None, Some(ME), W, "pmix.job.size", &q())
             .unwrap()
             .to_value(),
         Value::Uint32(8)

@@ -72,7 +72,7 @@ fn differences(job: &str, corpus: &str) -> BTreeMap<(String, u32), (Triple, Trip
             CorpusRank::Wildcard => TargetRank::Wildcard,
             CorpusRank::Undef => TargetRank::Undef,
         };
-        let ours = match jobdata::get(t, Some(a.rank), rank, &q.key, &q.quals) {
+        let ours = match jobdata::get(t, None, Some(a.rank), rank, &q.key, &q.quals) {
             Ok(v) => {
                 let (ty, text) = pmixhost::canonical(&v.to_value());
                 ("SUCCESS".to_string(), ty, text)

@@ -279,9 +279,9 @@ fn a_job_registered_by_its_maps_answers_as_with_proc_arrays() {
     let mut compared = 0;
     for rank in 0..ranks {
         for key in keys {
-            let a = jobdata::get(full, Some(0), TargetRank::Rank(rank), key, &none)
+            let a = jobdata::get(full, None, Some(0), TargetRank::Rank(rank), key, &none)
                 .map(|v| v.to_value());
-            let b = jobdata::get(maps, Some(0), TargetRank::Rank(rank), key, &none)
+            let b = jobdata::get(maps, None, Some(0), TargetRank::Rank(rank), key, &none)
                 .map(|v| v.to_value());
             let want = synthetic::proc_value(rank, ppn, key).unwrap();
             assert_eq!(a.as_ref().ok(), Some(&want), "full: rank {rank} {key}");
@@ -542,6 +542,7 @@ fn registered(infos: &[gds::value::Info]) -> impl Fn(u32, &str) -> Result<Value,
         let table = r.table(&pin, "ns", part::DATA)?;
         jobdata::get(
             table,
+            None,
             Some(0),
             TargetRank::Rank(rank),
             key,

@@ -8,6 +8,7 @@ use abi::c::info_slice;
 use abi::get;
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, status::*};
 use abi::{ffi_or, ffi_void};
+use rshm_client::Outcome;
 
 use crate::{attached, counting, ANSWERED, PASSED};
 
@@ -39,7 +40,8 @@ fn next_get() -> Option<GetFn> {
     })
 }
 
-/// Try the store; `Err(())` means "not ours to answer: ask libpmix".
+/// Try the store: the status it answers with (`PMIX_SUCCESS` with `*val` set, or a NOT_FOUND
+/// the answer policy settles), or `Err(())`: not the store's to answer, ask libpmix.
 ///
 /// # Safety
 /// PMIx_Get's argument contract.
@@ -49,7 +51,7 @@ unsafe fn from_store(
     info: *const pmix_info_t,
     ninfo: usize,
     val: *mut *mut pmix_value_t,
-) -> Result<(), ()> {
+) -> Result<pmix_status_t, ()> {
     if key.is_null() || proc_.is_null() || val.is_null() || !attached() {
         return Err(());
     }
@@ -63,11 +65,12 @@ unsafe fn from_store(
         parsed = unsafe { get::parse(info_slice(info, ninfo).map_err(drop)?) }.map_err(drop)?;
         &parsed
     };
-    if !req.unknown.is_empty() {
-        return Err(());
-    }
     // SAFETY: PMIx_Get's contract is rshm_client_get's.
-    unsafe { rshm_client::rshm_client_get_with(proc_, key, req, val) }.map_err(drop)
+    match unsafe { rshm_client::rshm_client_get_with(proc_, key, req, val) } {
+        Ok(Outcome::Answered) => Ok(PMIX_SUCCESS),
+        Ok(Outcome::NotFound) => Ok(PMIX_ERR_NOT_FOUND),
+        _ => Err(()),
+    }
 }
 
 /// `PMIx_Get`, interposed. A panic on the store's path passes the call on to libpmix, like any
@@ -88,11 +91,11 @@ pub unsafe extern "C" fn PMIx_Get(
         let ours = ffi_or(Err(()), || unsafe {
             from_store(proc_, key, info, ninfo, val)
         });
-        if ours.is_ok() {
+        if let Ok(status) = ours {
             if counting() {
                 ANSWERED.fetch_add(1, Ordering::Relaxed);
             }
-            return PMIX_SUCCESS;
+            return status;
         }
         if counting() {
             PASSED.fetch_add(1, Ordering::Relaxed);

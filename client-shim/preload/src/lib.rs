@@ -2,11 +2,12 @@
 //! answered from rshm's shared memory whenever the store can answer, and passed to the real
 //! `PMIx_Get` (the next definition, `dlsym(RTLD_NEXT)`) otherwise.
 //!
-//! "Can answer" (docs/ffi.md): a store is announced (`$RSHM_STORE`) and attaches; the key is not
-//! NULL; every directive is one the store interprets; and the store finds the value. Anything
-//! else (no store, a namespace it does not hold, NOT_FOUND, a scope error, PMIX_TIMEOUT...) goes
-//! to libpmix, so the caller never gets a worse answer than without the preload. Values are
-//! allocated with malloc like libpmix's, so `PMIX_VALUE_RELEASE` frees them.
+//! When (docs/ffi.md): a store is announced (`$RSHM_STORE`) and attaches, the key and proc are
+//! not NULL, the directives parse, and the answer policy (`gds::jobdata::policy`,
+//! docs/jobdata.md "Answer policy") does not pass the Get on: the store's value, or a NOT_FOUND
+//! the store settles. Everything else (no store, a namespace or value it does not hold, a scope
+//! error, PMIX_GET_REFRESH_CACHE, a required directive it does not know) goes to libpmix.
+//! Values are allocated with malloc like libpmix's, so `PMIX_VALUE_RELEASE` frees them.
 //!
 //! `exports` holds the interposed `PMIx_Get` and the crate's only `unsafe` (the FFI itself).
 
@@ -18,8 +19,9 @@ mod exports;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-/// Gets answered from the store, and passed on to libpmix (process-local counters; written to
-/// `$RSHM_PRELOAD_STATS/<pid>` at exit when that variable names a directory).
+/// Gets answered from the store (a value, or a NOT_FOUND the store settles), and passed on to
+/// libpmix (process-local counters; written to `$RSHM_PRELOAD_STATS/<pid>` at exit when that
+/// variable names a directory).
 static ANSWERED: AtomicU64 = AtomicU64::new(0);
 static PASSED: AtomicU64 = AtomicU64::new(0);
 

@@ -23,6 +23,12 @@ use differences::{FULL, MINIMAL, NODE_IDENTITY};
 
 /// Build the server library and the preload library; return their paths.
 fn libraries() -> (PathBuf, PathBuf) {
+    let (server, preload, _) = libraries_and_client();
+    (server, preload)
+}
+
+/// [`libraries`], and the direct client library (`librshm_client.so`).
+fn libraries_and_client() -> (PathBuf, PathBuf, PathBuf) {
     let root = pmixhost::repo_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let st = Command::new(cargo)
@@ -34,6 +40,8 @@ fn libraries() -> (PathBuf, PathBuf) {
             "server-shim",
             "-p",
             "rshm-preload",
+            "-p",
+            "client-shim",
             "--lib",
         ])
         .status()
@@ -47,6 +55,7 @@ fn libraries() -> (PathBuf, PathBuf) {
     (
         dir.join("librshm_server.so"),
         dir.join("librshm_preload.so"),
+        dir.join("librshm_client.so"),
     )
 }
 
@@ -185,4 +194,77 @@ fn preloaded_get_over_the_gds_component_equals_libpmix_full_registration() {
 #[test]
 fn preloaded_get_over_the_gds_component_equals_libpmix_minimal_registration() {
     check_with("examples/job-2node-minimal.txt", MINIMAL, Writer::Component);
+}
+
+/// The direct client and the preload over one store follow one answer policy (docs/jobdata.md
+/// "Answer policy"): wherever the direct client (`pmix-client -d librshm_client.so`, no libpmix
+/// in the client) gets the store's value, the preloaded client gets that value too, including
+/// the standard's node identity (`* PMIX_HOSTNAME`, `* PMIX_NODEID`) and a rank's app and node
+/// values, where gds/hash answers NOT-FOUND. (The gds component consults the same policy but
+/// takes only the Gets where OpenPMIx 4.2.2's own store agrees: component/tests/openpmix.rs
+/// holds its answers equal to hash's.)
+#[test]
+fn direct_and_preloaded_clients_get_the_same_store_answers() {
+    let job = "examples/job-2node.txt";
+    let corpus = "examples/corpus-realms.txt";
+    let (server, preload, client) = libraries_and_client();
+    let (server_s, preload_s) = (server.display().to_string(), preload.display().to_string());
+    let tool = pmixhost::build();
+    let direct_cmd = format!(
+        "{} -d {} {}",
+        tool.join("pmix-client").display(),
+        client.display(),
+        pmixhost::tool_dir().join(corpus).display()
+    );
+    let limit = Duration::from_secs(90);
+    let (_, direct) = pmixhost::run_job_with_args(
+        job,
+        corpus,
+        &[("PMIX_MCA_gds", "hash")],
+        &["--rshm", &server_s, "--client-cmd", &direct_cmd],
+        limit,
+    );
+    let (_, pre) = pmixhost::run_job_with_args(
+        job,
+        corpus,
+        &[("PMIX_MCA_gds", "hash"), ("LD_PRELOAD", &preload_s)],
+        &["--rshm", &server_s],
+        limit,
+    );
+    let by_key = |v: &[pmixhost::Answer]| -> BTreeMap<(String, u32), pmixhost::Answer> {
+        v.iter()
+            .map(|a| ((a.id.clone(), a.rank), a.clone()))
+            .collect()
+    };
+    let pre = by_key(&pre);
+    let queries = pmixhost::read_corpus(corpus);
+    // PMIX_APP_ARGV is the client command, which differs between the runs by construction.
+    let argv: BTreeSet<&str> = queries
+        .iter()
+        .filter(|q| q.key == "pmix.app.argv")
+        .map(|q| q.id.as_str())
+        .collect();
+    let mut differ = Vec::new();
+    let mut compared = 0;
+    for a in direct
+        .iter()
+        .filter(|a| a.status == "SUCCESS" && !argv.contains(a.id.as_str()))
+    {
+        let k = (a.id.clone(), a.rank);
+        let want = normalize(a);
+        let got = pre.get(&k).map(normalize);
+        if got != Some(want) {
+            differ.push(format!(
+                "{} rank {}: direct {want:?}, preloaded {got:?}",
+                k.0, k.1
+            ));
+        }
+        compared += 1;
+    }
+    assert!(compared > 100, "only {compared} store answers");
+    assert!(
+        differ.is_empty(),
+        "the direct and preloaded clients answer differently: {differ:#?}"
+    );
+    eprintln!("{compared} store answers: direct and preloaded clients agree");
 }

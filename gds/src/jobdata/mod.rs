@@ -7,6 +7,7 @@ mod facts;
 pub mod keys;
 pub mod maps;
 pub mod node_names;
+pub mod policy;
 pub mod query;
 pub mod register;
 pub mod resolve;
@@ -14,9 +15,8 @@ pub mod resources;
 pub mod synthetic;
 
 pub use facts::JobMeta;
+pub use policy::{decide, Decision, Directives, Pass};
 pub use query::{Qualifiers, TargetRank};
 pub use register::{build, Ahead, JobSummary, RegInfo};
-pub use resolve::{
-    get, get_by_rules, get_plain, get_with_resources, get_with_resources_by, is_local,
-};
+pub use resolve::{get, get_by_rules_only, is_local};
 pub use resources::Resources;

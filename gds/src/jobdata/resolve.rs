@@ -33,20 +33,11 @@ fn number(t: &TableView, realm: Realm, key: &str) -> Option<u32> {
 }
 
 /// Answer a PMIx_Get of `key` for `rank` of the namespace whose job table is `t`, asked by the
-/// process `caller` of the same namespace (None for a caller outside it, e.g. the server).
+/// process `caller` of the same namespace (None for a caller outside it, e.g. the server), with
+/// the server's registered resources (`resources::NAMESPACE`), when given, as a fallback for
+/// node-realm values the namespace does not have (17.2.5). This is the rules alone: what a miss
+/// means, directives, and posted data are the answer policy's ([`super::policy`]).
 pub fn get<'t>(
-    t: &'t TableView,
-    caller: Option<u32>,
-    rank: TargetRank,
-    key: &str,
-    q: &Qualifiers,
-) -> Result<ValueRef<'t>> {
-    get_with_resources(t, None, caller, rank, key, q)
-}
-
-/// [`get`], with the server's registered resources (`resources::NAMESPACE`) as a fallback for
-/// node-realm values the namespace does not have (17.2.5).
-pub fn get_with_resources<'t>(
     t: &'t TableView,
     resources: Option<&'t TableView>,
     caller: Option<u32>,
@@ -54,7 +45,25 @@ pub fn get_with_resources<'t>(
     key: &str,
     q: &Qualifiers,
 ) -> Result<ValueRef<'t>> {
-    get_with_resources_by(t, || resources, caller, rank, key, q)
+    if q.is_plain() {
+        if let Some(v) = get_plain(t, caller, rank, key) {
+            return Ok(v);
+        }
+    }
+    get_by_rules(t, || resources, caller, rank, key, q)
+}
+
+/// [`get`] without the [`get_plain`] shortcut: the rules in full. For tests that hold the two
+/// routes to the same answers; callers use [`get`].
+#[doc(hidden)]
+pub fn get_by_rules_only<'t>(
+    t: &'t TableView,
+    caller: Option<u32>,
+    rank: TargetRank,
+    key: &str,
+    q: &Qualifiers,
+) -> Result<ValueRef<'t>> {
+    get_by_rules(t, || None, caller, rank, key, q)
 }
 
 /// The answer of a get without qualifiers when the namespace's table holds it: rule 3 (the
@@ -63,7 +72,7 @@ pub fn get_with_resources<'t>(
 /// request down [`get_by_rules`], which also answers the misses (NOT_FOUND, the resources'
 /// node values). Inlined into the callers' get so its answer stays in registers.
 #[inline(always)]
-pub fn get_plain<'t>(
+pub(crate) fn get_plain<'t>(
     t: &'t TableView,
     caller: Option<u32>,
     rank: TargetRank,
@@ -111,29 +120,11 @@ fn node_of(t: &TableView, r: u32) -> Option<u32> {
     }
 }
 
-/// [`get_with_resources`], with the resources table looked up only when a node value needs
-/// the fallback (a client's get then costs one table lookup, not two).
-pub fn get_with_resources_by<'t>(
-    t: &'t TableView,
-    resources: impl FnOnce() -> Option<&'t TableView>,
-    caller: Option<u32>,
-    rank: TargetRank,
-    key: &str,
-    q: &Qualifiers,
-) -> Result<ValueRef<'t>> {
-    if q.is_plain() {
-        if let Some(v) = get_plain(t, caller, rank, key) {
-            return Ok(v);
-        }
-    }
-    get_by_rules(t, resources, caller, rank, key, q)
-}
-
-/// [`get_with_resources_by`] without the [`get_plain`] shortcut, for a caller that tried it
-/// already: the rules in full (the same answers: the shortcut only takes the first step of
-/// rules 2-4 early).
+/// The rules in full, for a caller that tried [`get_plain`] already (the same answers: the
+/// shortcut only takes the first step of rules 2-4 early). `resources` is called only when a
+/// node value needs the fallback (a client's get then costs one table lookup, not two).
 #[inline(never)]
-pub fn get_by_rules<'t>(
+pub(crate) fn get_by_rules<'t>(
     t: &'t TableView,
     resources: impl FnOnce() -> Option<&'t TableView>,
     caller: Option<u32>,

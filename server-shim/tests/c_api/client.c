@@ -525,6 +525,7 @@ static void bad_params(void)
     pmix_info_t q[2];
     bool yes = true;
     uint32_t u = 1;
+    int timeout = 5;
     char longkey[600];
     char err[256];
     pmix_status_t rc;
@@ -577,6 +578,15 @@ static void bad_params(void)
     expect_status(2, "ctest.never", q, 2, PMIX_ERR_NOT_FOUND, "optional");
     expect_u32(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, q, 2, CT_NRANKS, "optional");
     qfree(q, 2);
+    /* PMIX_TIMEOUT changes nothing either, even required; PMIX_GET_REFRESH_CACHE is for a PMIx
+     * host library to honour, which the direct client has not (docs/jobdata.md "Answer policy") */
+    PMIX_INFO_LOAD(&q[0], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_INFO_REQUIRED(&q[0]);
+    expect_u32(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, q, 1, CT_NRANKS, "required timeout");
+    qfree(q, 1);
+    PMIX_INFO_LOAD(&q[0], PMIX_GET_REFRESH_CACHE, &yes, PMIX_BOOL);
+    expect_status(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, q, 1, PMIX_ERR_NOT_SUPPORTED, "refresh");
+    qfree(q, 1);
     /* rshm_client_value_release frees a default-mode value too */
     v = NULL;
     rc = rshm_client_get(&p, PMIX_NODE_LIST, NULL, 0, &v);
