@@ -1,5 +1,7 @@
 //! Shared fixtures of the benchmarks (benches/benches/) and profiling examples (examples/).
 
+#![forbid(unsafe_code)]
+
 use gds::modex::{FenceBatch, Posted, Scope};
 use gds::{part, StoreOptions, TableBuilder, Value, Writer};
 

@@ -12,6 +12,8 @@
 //! `latency.svg`, `memory.svg`, `register.svg` in `--out` (default target/rshm-bench/scale).
 //! Columns and caveats: docs/performance.md, "Scale harness". Modules in src/scale/.
 
+#![forbid(unsafe_code)]
+
 #[path = "../scale/mod.rs"]
 mod scale;
 
