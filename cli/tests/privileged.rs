@@ -115,6 +115,67 @@ fn a_full_filesystem_is_a_clean_out_of_space_error_and_publishes_nothing_partial
     tx.commit().unwrap();
 }
 
+/// A server's write that fails (the filesystem is full) changes nothing: the values of the
+/// failed call are neither kept for a later call to publish nor in the way of one, and a
+/// registration of resources that fails is forgotten the same way.
+#[test]
+fn a_failed_store_is_forgotten_not_published_by_the_next_one() {
+    use rshm_server::{PostedValue, Server, ServerOptions};
+    if !root_for("mount a tmpfs") {
+        return;
+    }
+    let fs = Tmpfs::mount("1m");
+    let mut s = Server::open(ServerOptions {
+        base_dir: Some(fs.0.path().to_path_buf()),
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    let posted = |rank: u32, key: &str, value: Value| PostedValue {
+        nspace: "ns".into(),
+        rank,
+        scope: 3,
+        key: key.into(),
+        value,
+    };
+    s.store(&[posted(0, "small", Value::String("v1".into()))])
+        .unwrap();
+    // 2 MiB into a 1 MiB filesystem: refused, whole.
+    let err = s
+        .store(&[posted(1, "big", Value::ByteObject(vec![7; 2 << 20]))])
+        .unwrap_err();
+    assert!(matches!(err, Error::OutOfSpace), "{err}");
+    // The next small store is not dragged down by the refused one.
+    s.store(&[posted(0, "small", Value::String("v2".into()))])
+        .unwrap();
+    // Room again: still only what succeeded is there.
+    let ok = Command::new("mount")
+        .args(["-o", "remount,size=64m"])
+        .arg(fs.0.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "remount tmpfs");
+    s.store(&[posted(2, "other", Value::Uint32(3))]).unwrap();
+    let r = Reader::attach(s.path()).unwrap();
+    let pin = r.pin();
+    let get = |rank: u32, key: &str| {
+        r.get(
+            &pin,
+            "ns",
+            part::POSTED,
+            Realm::Posted { rank, scope: 3 },
+            key,
+        )
+        .map(|v| v.to_value())
+    };
+    assert_eq!(get(0, "small").unwrap(), Value::String("v2".into()));
+    assert_eq!(get(2, "other").unwrap(), Value::Uint32(3));
+    assert!(
+        matches!(get(1, "big"), Err(Error::NotFound)),
+        "a refused value was published by a later store"
+    );
+}
+
 const USER: &str = "rshm-test";
 
 fn test_user() -> u32 {

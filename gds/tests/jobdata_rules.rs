@@ -543,13 +543,14 @@ fn s17_2_5_resources_fill_node_values_a_namespace_does_not_have() {
         )],
     )
     .unwrap();
+    // A refused array changes nothing, not even the infos before the one refused.
     assert!(matches!(
         res.add(
             "node001",
-            &[array(
-                "pmix.node.arr",
-                vec![info("test.gpus", Value::Uint32(1))]
-            )]
+            &[
+                info("test.leak", Value::Uint32(1)),
+                array("pmix.node.arr", vec![info("test.gpus", Value::Uint32(1))])
+            ]
         ),
         Err(Error::InvalidArgument(_))
     ));
@@ -579,8 +580,12 @@ fn s17_2_5_resources_fill_node_values_a_namespace_does_not_have() {
     };
     assert_eq!(get(local.clone(), "test.gpus").unwrap(), Value::Uint32(2));
     assert_eq!(get(remote.clone(), "test.gpus").unwrap(), Value::Uint32(8));
-    // 17.2.5 / this issue: the namespace's own node values override the resources'.
+    // 17.2.5: the namespace's own node values override the resources'.
     assert_eq!(get(remote, "pmix.node.size").unwrap(), Value::Uint32(4));
+    assert!(matches!(
+        get(local.clone(), "test.leak"),
+        Err(Error::NotFound)
+    ));
     // Without the resources table the namespace alone does not have them.
     assert!(matches!(
         jobdata::get(t, None, Some(ME), W, "test.gpus", &local),

@@ -122,6 +122,41 @@ fn s5_1_reserved_keys_and_internal_data_are_refused() {
     assert_eq!(Scope::from_raw(3).unwrap(), Scope::Global);
 }
 
+/// Only a process posts data: a special rank value (WILDCARD, UNDEF, LOCAL_NODE,
+/// PMIX_RANK_VALID and above) is refused as a poster, one call at a time and in a fence batch.
+#[test]
+fn special_rank_values_cannot_post() {
+    let valid_limit = u32::MAX - 50; // PMIX_RANK_VALID
+    for rank in [
+        u32::MAX,
+        u32::MAX - 1,
+        u32::MAX - 2,
+        0xffff_fff0,
+        valid_limit,
+    ] {
+        let mut p = Posted::new();
+        assert!(
+            matches!(
+                p.put(rank, Scope::Global, "card", &card("x")),
+                Err(Error::InvalidArgument(_))
+            ),
+            "rank {rank:#x} posted"
+        );
+        let mut b = modex::FenceBatch::new();
+        assert!(
+            matches!(
+                b.put(rank, Scope::Remote, "card", &card("x")),
+                Err(Error::InvalidArgument(_))
+            ),
+            "rank {rank:#x} in a fence batch"
+        );
+        assert!(b.is_empty());
+    }
+    let mut p = Posted::new();
+    p.put(valid_limit - 1, Scope::Global, "card", &card("x"))
+        .unwrap();
+}
+
 #[test]
 fn a_provider_replaces_its_value_and_a_held_view_stays_valid() {
     let (_b, mut w) = store();

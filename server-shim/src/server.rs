@@ -153,15 +153,15 @@ impl Server {
     }
 
     /// `PMIx_server_register_resources` (17.2.5): node information not tied to a namespace.
+    /// A call that fails changes nothing: its infos are not kept for a later call to publish.
     pub fn register_resources(&mut self, infos: &[Info]) -> Result<()> {
-        let mut res = self.resources.take().unwrap_or_default();
-        let r = res.add(&self.local_host, infos).and_then(|()| {
-            let mut tx = self.writer.begin();
-            tx.put_table(jobdata::resources::NAMESPACE, part::RESOURCES, res.table())?;
-            tx.commit().map(drop)
-        });
+        let mut res = self.resources.clone().unwrap_or_default();
+        res.add(&self.local_host, infos)?;
+        let mut tx = self.writer.begin();
+        tx.put_table(jobdata::resources::NAMESPACE, part::RESOURCES, res.table())?;
+        tx.commit()?;
         self.resources = Some(res);
-        r
+        Ok(())
     }
 
     /// Store posted values and publish them as one generation: a client's commit (visible to
@@ -184,15 +184,22 @@ impl Server {
             };
             batches[i].1.put(v.rank, scope, &v.key, &v.value)?;
         }
-        let touched: Vec<&str> = batches.iter().map(|(ns, _)| *ns).collect();
+        // Applied to copies, kept only once published: a batch that cannot be written (a full
+        // filesystem) is forgotten, not left to be published by the next call.
+        let mut next: Vec<(&str, Posted)> = Vec::with_capacity(batches.len());
         for (ns, batch) in batches {
-            self.posted.entry(ns.to_owned()).or_default().apply(batch)?;
+            let mut posted = self.posted.get(ns).cloned().unwrap_or_default();
+            posted.apply(batch)?;
+            next.push((ns, posted));
         }
         let mut tx = self.writer.begin();
-        for ns in touched {
-            tx.put_table(ns, part::POSTED, self.posted[ns].table())?;
+        for (ns, posted) in &next {
+            tx.put_table(ns, part::POSTED, posted.table())?;
         }
         tx.commit()?;
+        for (ns, posted) in next {
+            self.posted.insert(ns.to_owned(), posted);
+        }
         Ok(())
     }
 

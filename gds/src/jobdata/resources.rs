@@ -21,7 +21,7 @@ use crate::value::{types, Info, Value};
 pub const NAMESPACE: &str = "rshm.resources";
 
 /// The server's accumulated resources: every `register_resources` call adds to it.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Resources {
     table: TableBuilder,
     /// Hostname → node id in this table (ids only join a host's values; lookups are by name).
@@ -49,17 +49,19 @@ impl Resources {
 
     /// Add a `register_resources` info array. Node arrays (`PMIX_NODE_INFO_ARRAY`, identified by
     /// `PMIX_HOSTNAME`) describe those nodes; top-level keys describe the local node,
-    /// `local_host`. Later values override earlier ones.
+    /// `local_host`. Later values override earlier ones. An array that fails changes nothing:
+    /// none of its infos stay, to be published with a later call.
     pub fn add(&mut self, local_host: &str, infos: &[Info]) -> Result<()> {
-        let known = self.ids.len();
-        let added = self.add_infos(local_host, infos);
-        // Also after an error: the hosts added before it keep their values, and are found.
-        if self.ids.len() != known {
-            let index = node_names::build(self.ids.iter().map(|(h, &id)| (h.as_str(), id)))?;
-            self.table
+        let mut next = self.clone();
+        let known = next.ids.len();
+        next.add_infos(local_host, infos)?;
+        if next.ids.len() != known {
+            let index = node_names::build(next.ids.iter().map(|(h, &id)| (h.as_str(), id)))?;
+            next.table
                 .insert(Realm::Meta, meta::NODES_BY_NAME, &Value::ByteObject(index))?;
         }
-        added
+        *self = next;
+        Ok(())
     }
 
     fn add_infos(&mut self, local_host: &str, infos: &[Info]) -> Result<()> {

@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::jobdata::keys::is_reserved;
+use crate::jobdata::policy::RANK_VALID;
 use crate::jobdata::TargetRank;
 use crate::layout::{Realm, ENTRY_RAW_BYTES, MAX_KEYS, MAX_KEY_LEN};
 use crate::table::bulk::{byte_order, last_wins, BulkEntry, SortedRun};
@@ -66,6 +67,17 @@ impl Scope {
     }
 }
 
+/// Only a process posts data: special rank values (`PMIX_RANK_VALID` and above: WILDCARD,
+/// UNDEF, LOCAL_NODE, ...) name sets of processes or none, never a poster.
+fn check_poster(rank: u32) -> Result<()> {
+    if rank >= RANK_VALID {
+        return Err(Error::InvalidArgument(format!(
+            "rank {rank:#x} is a special rank value, not a process that can post"
+        )));
+    }
+    Ok(())
+}
+
 /// Prefix of the RANK_UNDEF index: `rshm.undef:<key>` → the rank that posted the key.
 const UNDEF_INDEX: &str = "rshm.undef:";
 
@@ -85,6 +97,7 @@ impl Posted {
     /// Store `key` posted by `rank` with `scope`: a commit's value (local data) or a fence's
     /// (remote data). Reserved keys are refused (5.1: they cannot be posted).
     pub fn put(&mut self, rank: u32, scope: Scope, key: &str, value: &Value) -> Result<()> {
+        check_poster(rank)?;
         if is_reserved(key) {
             return Err(Error::InvalidArgument(format!(
                 "{key:?} is a reserved key: clients cannot post it"
@@ -199,6 +212,7 @@ impl FenceBatch {
 
     /// Add `key` posted by `rank` with `scope` (as [`Posted::put`]; reserved keys refused).
     pub fn put(&mut self, rank: u32, scope: Scope, key: &str, value: &Value) -> Result<()> {
+        check_poster(rank)?;
         if let Value::ByteObject(bytes) = value {
             return self.put_bytes(rank, scope, key, bytes);
         }
@@ -210,6 +224,7 @@ impl FenceBatch {
     /// Add a `PMIX_BYTE_OBJECT` value (a business card) from its bytes: the same as
     /// `put(rank, scope, key, &Value::ByteObject(bytes.to_vec()))` without building the value.
     pub fn put_bytes(&mut self, rank: u32, scope: Scope, key: &str, bytes: &[u8]) -> Result<()> {
+        check_poster(rank)?;
         let kid = self.key(rank, key)?;
         self.push(rank, scope, kid, ENTRY_RAW_BYTES, bytes)
     }
