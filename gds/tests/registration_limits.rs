@@ -177,8 +177,12 @@ fn a_job_size_alone_allocates_nothing_per_rank() {
         r.assert_within_factor("a job size alone");
         assert!(r.peak < 16 << 20, "{} MiB for a job size", mib(r.peak));
     }
-    // A few proc arrays of that job: a few ranks' memory.
-    let Some(r) = in_child("a_job_size_alone_allocates_nothing_per_rank", || {
+}
+
+/// A few proc arrays of a 4e9-rank job: a few ranks' memory.
+#[test]
+fn a_few_ranks_of_a_huge_job_take_a_few_ranks_memory() {
+    let Some(r) = in_child("a_few_ranks_of_a_huge_job_take_a_few_ranks_memory", || {
         let mut infos = vec![job_size(4_000_000_000)];
         infos.extend((0..100).map(|i| proc_array(i * 39_999_999)));
         vec![build_report(&infos)]

@@ -103,7 +103,7 @@ pub fn build_report(infos: &[Info]) -> Report {
 /// Run `body` in a child process: this test binary, running only test `name`, under an
 /// address-space limit of [`ADDRESS_SPACE`]. In the parent, returns the child's reports after
 /// asserting it exited normally; in the child, runs `body`, prints its reports and returns
-/// None (the test then ends there).
+/// None (the test then ends there). One call a test: `name` is the test's.
 pub fn in_child(name: &str, body: impl FnOnce() -> Vec<Report>) -> Option<Vec<Report>> {
     if std::env::var(CHILD_ENV).is_ok_and(|n| n == name) {
         use rustix::process::{setrlimit, Resource, Rlimit};
