@@ -212,11 +212,12 @@ fn node_maps_are_bounded() {
     r[2].assert_within_factor("2^18 nodes");
 }
 
-/// A data array's elements are stored at a bounded multiple of their C size.
+/// A data array's elements cost the store the bytes docs/jobdata.md "Limits" states (each an
+/// archived value), and the registration stays within the factor.
 #[test]
-fn data_arrays_are_stored_in_proportion() {
+fn data_arrays_cost_the_documented_bytes_an_element() {
     const N: u32 = 1_000_000;
-    let Some(r) = in_child("data_arrays_are_stored_in_proportion", || {
+    let Some(r) = in_child("data_arrays_cost_the_documented_bytes_an_element", || {
         let items = (0..N).map(Value::Uint32).collect();
         vec![build_report(&[info(
             "test.array",
@@ -227,9 +228,8 @@ fn data_arrays_are_stored_in_proportion() {
     };
     assert_eq!(r[0].outcome, "Ok job_size=0");
     r[0].assert_within_factor("a data array");
-    // 4 bytes an element in C; docs/jobdata.md "Limits" states the stored size.
     let per_element = r[0].store as f64 / N as f64;
-    assert!(per_element <= 24.0, "{per_element} bytes an element");
+    assert!(per_element <= 48.01, "{per_element} bytes an element");
 }
 
 /// Registrations of the usual shapes, at sizes a test builds in seconds: the documented factor
@@ -247,6 +247,11 @@ fn usual_registrations_stay_within_the_factor() {
     };
     for r in &r {
         assert!(r.outcome.starts_with("Ok"), "{}", r.outcome);
+        eprintln!(
+            "{} MiB at the peak, store {} MiB",
+            mib(r.peak),
+            mib(r.store)
+        );
         r.assert_within_factor("a synthetic registration");
     }
 }

@@ -62,7 +62,7 @@
 //!   keeps the empty field that its parser then skips, so either way the ranks would be paired
 //!   with the wrong nodes. An empty rank entry (`0,,1`, dropped by OpenPMIx too) is refused
 //!   for the same reason;
-//! * node maps expanding to more than 2^20 (1,048,576) host names or 256 MiB of them, proc
+//! * node maps expanding to more than 2^20 (1,048,576) host names or 64 MiB of them, proc
 //!   maps to more than 2^24 (16,777,216) ranks over all nodes: ranges make the text tiny
 //!   compared to what it expands to, so the caps are checked before anything is allocated.
 //!   A node costs a registration ~40 times what a rank does (its name, its entries in the node
@@ -80,8 +80,9 @@ use crate::error::{Error, Result};
 pub(crate) const MAX_RANKS: u64 = 1 << 24;
 /// Most host names one node map may expand to.
 pub(crate) const MAX_NODES: u64 = 1 << 20;
-/// Most bytes of host names one node map may expand to (2^20 names of 256 bytes).
-const MAX_NAME_BYTES: u64 = 1 << 28;
+/// Most bytes of host names one node map may expand to (2^20 names of 64 bytes): each is kept
+/// several times over (the names, their index, the node list, the node realm).
+const MAX_NAME_BYTES: u64 = 1 << 26;
 /// Longest host name accepted: the DNS limit (253) rounded up to what `char[256]` buffers hold.
 const MAX_NAME_LEN: usize = 255;
 /// `PMIX_RANK_VALID` (standard 3.2.3, `UINT32_MAX - 50`): rank values from here up are
