@@ -117,10 +117,11 @@ fn a_rank_at_or_past_the_job_size_is_refused() {
 }
 
 /// A proc map whose one rank lies near the top of the valid ranks: with no job size it is
-/// past the one rank the map counts; with a job size that large, the ranks seen are two.
+/// past the one rank the map counts; with a job size that large, it is far past the ranks the
+/// map lists.
 #[test]
-fn a_proc_maps_far_rank_is_refused_or_kept_sparse() {
-    let Some(r) = in_child("a_proc_maps_far_rank_is_refused_or_kept_sparse", || {
+fn a_proc_maps_far_rank_is_refused() {
+    let Some(r) = in_child("a_proc_maps_far_rank_is_refused", || {
         vec![
             build_report(&[
                 regex("pmix.nmap", "pmix[n[1:0]]"),
@@ -136,8 +137,7 @@ fn a_proc_maps_far_rank_is_refused_or_kept_sparse() {
         return;
     };
     assert_invalid(&r[0], "rank 4294967000 in a one-rank map");
-    assert_eq!(r[1].outcome, "Ok job_size=4000000000");
-    r[1].assert_within_factor("a two-rank map of a 4e9-rank job");
+    assert_invalid(&r[1], "rank 3999999999 in a two-rank map");
 }
 
 /// A high rank with no job size: the job is that large, but only one rank is described, and
@@ -254,4 +254,35 @@ fn usual_registrations_stay_within_the_factor() {
         );
         r.assert_within_factor("a synthetic registration");
     }
+}
+
+/// 2^22 ranks from a proc map of 1.7 kB, all far past the ranks it counts (in a 4e9-rank
+/// job): each would be an entry per derived key. Refused; the same map from rank 0 builds
+/// within the factor.
+#[test]
+fn a_proc_maps_far_ranges_are_refused() {
+    let Some(r) = in_child("a_proc_maps_far_ranges_are_refused", || {
+        // 64 nodes of 65,535 ranks (a node's most) from `from`, after one of rank 0.
+        let map = |from: u64| {
+            let nodes: Vec<String> = (0..64u64)
+                .map(|n| format!("{}-{}", from + n * 65_535, from + n * 65_535 + 65_534))
+                .collect();
+            regex("pmix.pmap", &format!("pmix[0;{}]", nodes.join(";")))
+        };
+        let nodes = regex("pmix.nmap", "pmix[n[1:0-64]]");
+        vec![
+            build_report(&[job_size(4_000_000_000), nodes.clone(), map(3_000_000_000)]),
+            build_report(&[job_size(4_000_000_000), nodes, map(1)]),
+        ]
+    }) else {
+        return;
+    };
+    assert_invalid(&r[0], "2^22 far ranks");
+    assert_eq!(r[1].outcome, "Ok job_size=4000000000");
+    eprintln!(
+        "{} MiB at the peak, store {} MiB",
+        mib(r[1].peak),
+        mib(r[1].store)
+    );
+    r[1].assert_within_factor("2^22 ranks from 0");
 }

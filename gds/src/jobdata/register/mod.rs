@@ -54,9 +54,9 @@ fn bad(what: String) -> Error {
     Error::InvalidArgument(what)
 }
 
-/// Ranks the proc columns cover beyond twice those the registration describes (mapped, or
-/// with a proc array): a job's columns are dense when it is described, as it is in practice,
-/// and a hostile size gets none (docs/jobdata.md "Limits").
+/// Ranks the proc columns may cover beyond twice those the registration describes (mapped,
+/// or with a proc array): a job's columns are dense when it is described, as it is in
+/// practice, and a hostile size gets none (docs/jobdata.md "Limits").
 const DENSE_SLACK: u64 = 4096;
 
 /// Build the job-data table of a namespace from its registration info array. `local_host` is
@@ -107,7 +107,21 @@ pub fn build<I: RegInfo>(
     // fewer (a bare PMIX_JOB_SIZE of 4e9, a few proc arrays of high ranks): then about the
     // ranks it does describe, and any others it names are entries (docs/jobdata.md "Limits").
     let described = (mapped as u64 + l.proc_arrays.len() as u64) * 2 + DENSE_SLACK;
-    let dense = job_size.min(u32::try_from(described).unwrap_or(u32::MAX));
+    let described = job_size.min(u32::try_from(described).unwrap_or(u32::MAX));
+    // A process map lists the job's ranks node by node: one whose ranks lie far past their
+    // count describes a few far ranks of a vast job, each of which would cost an entry per
+    // derived key (2^24 of them from a map of a kilobyte).
+    if let Some(end) = map_end.filter(|&e| e > described) {
+        return Err(bad(format!(
+            "the process map names rank {}, far past the {mapped} ranks it maps",
+            end - 1
+        )));
+    }
+    // Without proc arrays only the maps' ranks have column values.
+    let dense = match l.proc_arrays.is_empty() {
+        true => map_end.unwrap_or(0),
+        false => described,
+    };
 
     let mut t = TableBuilder::with_ranks(dense);
     // The node realm and the hostname index go to a run of their own: per node its id,
