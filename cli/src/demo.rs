@@ -11,6 +11,7 @@ use gds::{part, Reader, StoreOptions, Value, Writer};
 
 use crate::args::Args;
 use crate::measure::{bytes, percentile, status_kb};
+use crate::out::{outln, Fail};
 
 const NSPACE: &str = "rshm-demo";
 /// Processes per node of the synthetic job.
@@ -31,7 +32,7 @@ fn proc_value(rank: u32, key: &str) -> Value {
     synthetic::proc_value(rank, PPN, key).unwrap_or(Value::Undef)
 }
 
-pub fn run(argv: &[String]) -> Result<(), String> {
+pub fn run(argv: &[String]) -> Result<(), Fail> {
     let a = Args::parse(argv, &["ranks", "readers", "gets", "base"])?;
     let ranks: u32 = a.get("ranks", 100_000)?;
     let readers: usize = a.get("readers", 8)?;
@@ -43,8 +44,8 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         base_dir: a.opt("base").map(PathBuf::from),
         ..StoreOptions::default()
     };
-    println!("rshm demo: {ranks} ranks ({} per-rank keys, {PPN} per node), {readers} reader processes, {gets} gets each, on {} cores",
-        PROC_KEYS.len(), std::thread::available_parallelism().map_or(1, |n| n.get()));
+    outln!("rshm demo: {ranks} ranks ({} per-rank keys, {PPN} per node), {readers} reader processes, {gets} gets each, on {} cores",
+        PROC_KEYS.len(), std::thread::available_parallelism().map_or(1, |n| n.get()))?;
 
     let infos = synthetic::registration(ranks, PPN);
     let t0 = Instant::now();
@@ -56,7 +57,8 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         return Err(format!(
             "registration gave job size {}, expected {ranks}",
             summary.job_size
-        ));
+        )
+        .into());
     }
     let mut w = Writer::create(opts).map_err(|e| e.to_string())?;
     let t1 = Instant::now();
@@ -72,18 +74,18 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         .filter_map(|f| std::fs::metadata(w.path().join(f)).ok())
         .map(|m| m.len())
         .sum();
-    println!("store      {}", w.path().display());
-    println!(
+    outln!("store      {}", w.path().display())?;
+    outln!(
         "register   registration array -> realms, derived keys, columns {:.1} ms + encode/publish {:.1} ms",
         t_build.as_secs_f64() * 1e3,
         t_publish.as_secs_f64() * 1e3
-    );
-    println!(
+    )?;
+    outln!(
         "shared     {} in {} files, {:.1} B/rank",
         bytes(shared),
         w.files().map_err(|e| e.to_string())?.len(),
         shared as f64 / ranks as f64
-    );
+    )?;
 
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let children: Vec<_> = (0..readers)
@@ -108,37 +110,49 @@ pub fn run(argv: &[String]) -> Result<(), String> {
     for c in children {
         let out = c.wait_with_output().map_err(|e| e.to_string())?;
         if !out.status.success() {
-            return Err(format!("a reader failed: {}", out.status));
+            return Err(format!("a reader failed: {}", out.status).into());
         }
         rows.push(WorkerResult::parse(&String::from_utf8_lossy(&out.stdout))?);
     }
-    println!(
+    outln!(
         "{:>6} {:>10} {:>13} {:>13} {:>13} {:>13} {:>10}",
-        "reader", "attach µs", "1st get µs", "proc p50 ns", "proc p99 ns", "job p50 ns", "anon KiB"
-    );
+        "reader",
+        "attach µs",
+        "1st get µs",
+        "proc p50 ns",
+        "proc p99 ns",
+        "job p50 ns",
+        "anon KiB"
+    )?;
     for (i, r) in rows.iter().enumerate() {
-        println!(
+        outln!(
             "{:>6} {:>10.1} {:>13.1} {:>13.1} {:>13.1} {:>13.1} {:>10}",
-            i, r.attach_us, r.first_get_us, r.proc_p50, r.proc_p99, r.job_p50, r.anon_kb
-        );
+            i,
+            r.attach_us,
+            r.first_get_us,
+            r.proc_p50,
+            r.proc_p99,
+            r.job_p50,
+            r.anon_kb
+        )?;
     }
     let med = |f: fn(&WorkerResult) -> f64| {
         let mut v: Vec<f64> = rows.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
         percentile(&v, 50.0)
     };
-    println!("median     attach {:.1} µs, first get {:.1} µs (maps + validates the table), proc get p50 {:.1} ns / p99 {:.1} ns, job get p50 {:.1} ns, reader private (RssAnon) {:.0} KiB",
-        med(|r| r.attach_us), med(|r| r.first_get_us), med(|r| r.proc_p50), med(|r| r.proc_p99), med(|r| r.job_p50), med(|r| r.anon_kb as f64));
-    println!(
+    outln!("median     attach {:.1} µs, first get {:.1} µs (maps + validates the table), proc get p50 {:.1} ns / p99 {:.1} ns, job get p50 {:.1} ns, reader private (RssAnon) {:.0} KiB",
+        med(|r| r.attach_us), med(|r| r.first_get_us), med(|r| r.proc_p50), med(|r| r.proc_p99), med(|r| r.job_p50), med(|r| r.anon_kb as f64))?;
+    outln!(
         "checked    {} values against the writer's, all equal",
         rows.iter().map(|r| r.checked).sum::<u64>()
-    );
+    )?;
     let path = w.path().to_path_buf();
     w.close().map_err(|e| e.to_string())?;
     if path.exists() {
-        return Err(format!("store {} left behind", path.display()));
+        return Err(format!("store {} left behind", path.display()).into());
     }
-    println!("cleanup    store removed");
+    outln!("cleanup    store removed")?;
     Ok(())
 }
 
@@ -188,7 +202,7 @@ impl Rng {
 }
 
 /// A reader process: attach, check, time gets, print one RESULT line.
-pub fn worker(argv: &[String]) -> Result<(), String> {
+pub fn worker(argv: &[String]) -> Result<(), Fail> {
     let a = Args::parse(argv, &["store", "ranks", "gets", "seed"])?;
     let store = PathBuf::from(a.opt("store").ok_or("--store is required")?);
     let ranks: u32 = a.get("ranks", 0)?;
@@ -219,14 +233,14 @@ pub fn worker(argv: &[String]) -> Result<(), String> {
         let pin = r.pin();
         let size = get(&pin, TargetRank::Wildcard, "pmix.job.size")?;
         if size != Value::Uint32(ranks) {
-            return Err(format!("pmix.job.size is {size:?}, expected {ranks}"));
+            return Err(format!("pmix.job.size is {size:?}, expected {ranks}").into());
         }
         for _ in 0..10_000 {
             let rank = (rng.next() % ranks as u64) as u32;
             let key = PROC_KEYS[(rng.next() % PROC_KEYS.len() as u64) as usize];
             let v = get(&pin, TargetRank::Rank(rank), key)?;
             if v != proc_value(rank, key) {
-                return Err(format!("rank {rank} {key}: read {v:?}"));
+                return Err(format!("rank {rank} {key}: read {v:?}").into());
             }
             checked += 1;
         }
@@ -274,12 +288,12 @@ pub fn worker(argv: &[String]) -> Result<(), String> {
     };
     let proc = time(&mut rng, false)?;
     let job = time(&mut rng, true)?;
-    println!(
+    outln!(
         "RESULT attach_us={attach_us:.1} first_get_us={first_get_us:.1} proc_p50_ns={:.1} proc_p99_ns={:.1} job_p50_ns={:.1} anon_kb={} checked={checked}",
         percentile(&proc, 50.0),
         percentile(&proc, 99.0),
         percentile(&job, 50.0),
         status_kb("RssAnon").unwrap_or(0),
-    );
+    )?;
     Ok(())
 }

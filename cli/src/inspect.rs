@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use gds::{Reader, Realm};
 
 use crate::args::Args;
+use crate::out::{outln, Fail};
 
 /// Parse `job`, `session:ID`, `app:N`, `node:ID`, `proc:RANK`.
 pub fn parse_realm(s: &str) -> Result<Realm, String> {
@@ -40,20 +41,20 @@ fn realm_text(r: Realm) -> String {
     }
 }
 
-pub fn dump(argv: &[String]) -> Result<(), String> {
+pub fn dump(argv: &[String]) -> Result<(), Fail> {
     let a = Args::parse(argv, &["ns", "limit"])?;
     let store = a.positional.first().ok_or("dump needs a store directory")?;
     let limit: usize = a.get("limit", 50)?;
     let r = Reader::attach(Path::new(store)).map_err(|e| e.to_string())?;
     let pin = r.pin();
-    println!("store {store} generation {}", r.stats().generation);
+    outln!("store {store} generation {}", r.stats().generation)?;
     for (ns, part) in r.namespaces(&pin).map_err(|e| e.to_string())? {
         let t = r.table(&pin, &ns, part).map_err(|e| e.to_string())?;
-        println!(
+        outln!(
             "namespace {ns} part {part}: {} entries, {} bytes",
             t.len(),
             t.mapped_len()
-        );
+        )?;
         for c in t.column_shapes() {
             let form = match c.blocks {
                 None => "plain".to_string(),
@@ -61,29 +62,29 @@ pub fn dump(argv: &[String]) -> Result<(), String> {
                     format!("{blocks} blocks of 32 ranks, {stored} stored as values")
                 }
             };
-            println!(
+            outln!(
                 "  column {:<12} {} ranks x {} B: {} bytes, {form}",
                 c.key,
                 t.rank_count(),
                 c.width,
                 c.bytes
-            );
+            )?;
         }
         if a.opt("ns").is_some_and(|want| want == ns) {
             for (realm, key, v) in t.entries().take(limit) {
-                println!(
+                outln!(
                     "  {:<12} {:<24} {:?}",
                     realm_text(realm),
                     String::from_utf8_lossy(key),
                     v.to_value()
-                );
+                )?;
             }
         }
     }
     Ok(())
 }
 
-pub fn get(argv: &[String]) -> Result<(), String> {
+pub fn get(argv: &[String]) -> Result<(), Fail> {
     let a = Args::parse(argv, &[])?;
     let [store, ns, realm, key] = a.positional.as_slice() else {
         return Err("get needs STORE NSPACE REALM KEY".into());
@@ -93,11 +94,11 @@ pub fn get(argv: &[String]) -> Result<(), String> {
     let v = r
         .get(&pin, ns, gds::part::DATA, parse_realm(realm)?, key)
         .map_err(|e| e.to_string())?;
-    println!("{:?}", v.to_value());
+    outln!("{:?}", v.to_value())?;
     Ok(())
 }
 
-pub fn sweep(argv: &[String]) -> Result<(), String> {
+pub fn sweep(argv: &[String]) -> Result<(), Fail> {
     let a = Args::parse(argv, &[])?;
     let base = a
         .positional
@@ -106,13 +107,13 @@ pub fn sweep(argv: &[String]) -> Result<(), String> {
         .unwrap_or_else(gds::default_base_dir);
     let report = gds::sweep_dead_stores(&base).map_err(|e| e.to_string())?;
     for p in &report.removed {
-        println!("removed {}", p.display());
+        outln!("removed {}", p.display())?;
     }
-    println!(
+    outln!(
         "{} removed, {} alive, {} skipped (not ours)",
         report.removed.len(),
         report.alive,
         report.skipped
-    );
+    )?;
     Ok(())
 }

@@ -7,6 +7,7 @@ mod args;
 mod demo;
 mod inspect;
 mod measure;
+mod out;
 mod torture;
 
 use std::process::ExitCode;
@@ -35,20 +36,17 @@ fn main() -> ExitCode {
         Some("dump") => inspect::dump(&argv[1..]),
         Some("get") => inspect::get(&argv[1..]),
         Some("sweep") => inspect::sweep(&argv[1..]),
-        Some("write-loop") => torture::write_loop(&argv[1..]),
-        Some("read-loop") => torture::read_loop(&argv[1..]),
-        Some("-h" | "--help" | "help") => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
+        Some("write-loop") => torture::write_loop(&argv[1..]).map_err(out::Fail::from),
+        Some("read-loop") => torture::read_loop(&argv[1..]).map_err(out::Fail::from),
+        Some("-h" | "--help" | "help") => out::line(format_args!("{}", USAGE.trim_end())),
         _ => {
             eprint!("{USAGE}");
             return ExitCode::from(2);
         }
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Ok(()) | Err(out::Fail::Closed) => ExitCode::SUCCESS,
+        Err(out::Fail::Error(e)) => {
             eprintln!("rshm: {e}");
             ExitCode::FAILURE
         }

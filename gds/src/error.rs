@@ -29,7 +29,8 @@ pub enum Error {
     Truncated { expected: u64, actual: u64 },
     /// A structure inside the segment is inconsistent (an offset out of bounds, a bad count...).
     Corrupt(&'static str),
-    /// The filesystem holding the store is full (ENOSPC, EDQUOT).
+    /// The filesystem holding the store is full (ENOSPC, EDQUOT), or the memory to build what
+    /// it would hold could not be had (a registration's buffers, allocated fallibly).
     OutOfSpace,
     /// No such namespace, key or value.
     NotFound,
@@ -72,6 +73,14 @@ mod rustix_errno {
     pub const EDQUOT: i32 = 122;
 }
 
+/// An empty vector with room for `n` elements, or [`Error::OutOfSpace`] if the memory cannot
+/// be had: for buffers sized by what a caller sent, which must not abort the process.
+pub(crate) fn try_vec<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::OutOfSpace)?;
+    Ok(v)
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -88,7 +97,7 @@ impl fmt::Display for Error {
                 write!(f, "rshm segment truncated: header says {expected} bytes, file has {actual}")
             }
             Error::Corrupt(what) => write!(f, "corrupt rshm segment: {what}"),
-            Error::OutOfSpace => write!(f, "no space left on the filesystem holding the rshm store"),
+            Error::OutOfSpace => write!(f, "no space left for the rshm store (filesystem or memory)"),
             Error::NotFound => write!(f, "not found"),
             Error::ExistsOutsideScope => write!(f, "exists, but in a scope that excludes the requester"),
             Error::InvalidArgument(what) => write!(f, "invalid argument: {what}"),

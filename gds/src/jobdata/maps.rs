@@ -55,16 +55,19 @@
 //!   white space or control characters, names longer than 255 bytes;
 //! * descending ranges, numbers that are not plain decimal digits (`-1`, `+1`, ` 1`: OpenPMIx's
 //!   native form stores numbers in a C `int`, so ranks >= 2^31 come out as `pmix[-1]` or
-//!   `pmix[2147483646--2147483648]`), ranks >= `0xfffffff0` (reserved rank values,
-//!   `PMIX_RANK_VALID` and above);
+//!   `pmix[2147483646--2147483648]`), ranks >= `PMIX_RANK_VALID` (`UINT32_MAX - 50`, standard
+//!   3.2.3: the values from there up are reserved, wildcard, undef, local node...);
 //! * a node without ranks in a proc map (`0;;1`, `;0`, `0;1;`). OpenPMIx cannot carry one: its
 //!   native form silently drops it (`0,1,2,3;;4,5,6,7` -> `pmix[0-3;4-7]`) and its raw form
 //!   keeps the empty field that its parser then skips, so either way the ranks would be paired
 //!   with the wrong nodes. An empty rank entry (`0,,1`, dropped by OpenPMIx too) is refused
 //!   for the same reason;
-//! * maps expanding to more than 2^24 (16,777,216) entries (host names, or ranks over all
-//!   nodes) or to more than 256 MiB of host names: ranges make the text tiny compared to what
-//!   it expands to, so the caps are checked before anything is allocated.
+//! * node maps expanding to more than 2^20 (1,048,576) host names or 64 MiB of them, proc
+//!   maps to more than 2^24 (16,777,216) ranks over all nodes: ranges make the text tiny
+//!   compared to what it expands to, so the caps are checked before anything is allocated.
+//!   A node costs a registration ~40 times what a rank does (its name, its entries in the node
+//!   realm and the hostname index), hence the lower cap; the largest machines have ~160,000
+//!   nodes.
 //!
 //! Only the syntax is checked: whether the proc map has one entry per node of the node map, or
 //! holds each rank of the job exactly once, is for the caller to decide.
@@ -73,14 +76,18 @@
 
 use crate::error::{Error, Result};
 
-/// Most entries one map may expand to: host names, or ranks summed over all nodes.
-const MAX_ENTRIES: u64 = 1 << 24;
-/// Most bytes of host names one node map may expand to (2^24 names of 16 bytes).
-const MAX_NAME_BYTES: u64 = 1 << 28;
+/// Most ranks one proc map may expand to, summed over all nodes.
+pub(crate) const MAX_RANKS: u64 = 1 << 24;
+/// Most host names one node map may expand to.
+pub(crate) const MAX_NODES: u64 = 1 << 20;
+/// Most bytes of host names one node map may expand to (2^20 names of 64 bytes): each is kept
+/// several times over (the names, their index, the node list, the node realm).
+const MAX_NAME_BYTES: u64 = 1 << 26;
 /// Longest host name accepted: the DNS limit (253) rounded up to what `char[256]` buffers hold.
 const MAX_NAME_LEN: usize = 255;
-/// `PMIX_RANK_VALID`: rank values from here up are reserved (wildcard, undef, local node...).
-const RANK_VALID: u64 = 0xffff_fff0;
+/// `PMIX_RANK_VALID` (standard 3.2.3, `UINT32_MAX - 50`): rank values from here up are
+/// reserved (wildcard, undef, local node...); a valid rank is below it.
+pub(crate) const RANK_VALID: u32 = u32::MAX - 50;
 
 // Which map an error message is about.
 const NODE_MAP: &str = "node map";
@@ -89,7 +96,7 @@ const PROC_MAP: &str = "proc map";
 /// Hostnames in node-id order from a PMIX_NODE_MAP value: "pmix[...]" (OpenPMIx native regex),
 /// "raw:host1,host2", or a plain comma-separated list (PMIX_NODE_MAP_RAW).
 pub fn parse_node_map(s: &str) -> Result<Vec<String>> {
-    let mut budget = Budget::default();
+    let mut budget = Budget::new(MAX_NODES);
     let mut names = Vec::new();
     match split_form(NODE_MAP, s)? {
         Form::Native { body, at } => native_nodes(body, at, &mut budget, &mut names)?,
@@ -110,7 +117,7 @@ pub fn parse_proc_map(s: &str) -> Result<Vec<Vec<u32>>> {
     // The native form is the same list with every run of consecutive ranks written as a range,
     // so all three forms share one grammar.
     let (Form::Native { body, at } | Form::List { body, at }) = split_form(PROC_MAP, s)?;
-    let mut budget = Budget::default();
+    let mut budget = Budget::new(MAX_RANKS);
     let mut nodes = Vec::new();
     let mut pos = at;
     for node in body.split(';') {
@@ -129,11 +136,11 @@ pub fn parse_proc_map(s: &str) -> Result<Vec<Vec<u32>>> {
         let mut item_pos = pos;
         for item in node.split(',') {
             let (lo, hi) = range(PROC_MAP, item, item_pos)?;
-            if hi >= RANK_VALID {
+            if hi >= u64::from(RANK_VALID) {
                 return Err(invalid(
                     PROC_MAP,
                     item_pos,
-                    format!("rank {hi} is a reserved PMIx rank value (>= 0xfffffff0)"),
+                    format!("rank {hi} is a reserved PMIx rank value (>= {RANK_VALID})"),
                 ));
             }
             budget.take(PROC_MAP, item_pos, hi - lo + 1, 0)?;
@@ -367,21 +374,30 @@ fn number(map: &'static str, text: &str, at: usize) -> Result<u64> {
 }
 
 /// What a map has expanded to so far, checked against the caps before each expansion.
-#[derive(Default)]
 struct Budget {
+    /// The cap on entries ([`MAX_NODES`] or [`MAX_RANKS`]).
+    max: u64,
     entries: u64,
     bytes: u64,
 }
 
 impl Budget {
+    fn new(max: u64) -> Self {
+        Budget {
+            max,
+            entries: 0,
+            bytes: 0,
+        }
+    }
+
     fn take(&mut self, map: &'static str, at: usize, entries: u64, bytes: u64) -> Result<()> {
         let entries = self.entries.saturating_add(entries);
         let bytes = self.bytes.saturating_add(bytes);
-        if entries > MAX_ENTRIES {
+        if entries > self.max {
             return Err(invalid(
                 map,
                 at,
-                format!("expands to more than {MAX_ENTRIES} entries"),
+                format!("expands to more than {} entries", self.max),
             ));
         }
         if bytes > MAX_NAME_BYTES {
@@ -513,7 +529,7 @@ mod tests {
         assert_eq!(ok("raw:0-1,5;2-4"), vec![vec![0, 1, 5], vec![2, 3, 4]]);
         assert_eq!(ok("3,1;0;2"), vec![vec![3, 1], vec![0], vec![2]]);
         assert_eq!(ok("0,0-1"), vec![vec![0, 0, 1]]);
-        assert_eq!(ok("4294967279"), vec![vec![0xffff_ffef]]);
+        assert_eq!(ok("4294967244"), vec![vec![u32::MAX - 51]]);
     }
 
     #[test]
@@ -566,8 +582,12 @@ mod tests {
             ),
             (node("a,b:c"), "character ':' in a host name (at byte 3)"),
             (
-                node("pmix[n[1:0-16777216]]"),
-                "more than 16777216 entries (at byte 9)",
+                node("pmix[n[1:0-16777215]]"),
+                "more than 1048576 entries (at byte 9)",
+            ),
+            (
+                node("pmix[n[1:0-1048575],m]"),
+                "more than 1048576 entries (at byte 20)",
             ),
             (node("pmix[n[1:99999999999999999999]]"), "is too large"),
             (node(&"x".repeat(256)), "longer than 255 bytes"),
@@ -603,6 +623,10 @@ mod tests {
                 proc("4294967280"),
                 "rank 4294967280 is a reserved PMIx rank value",
             ),
+            (
+                proc("0;4294967245"),
+                "rank 4294967245 is a reserved PMIx rank value (>= 4294967245) (at byte 2)",
+            ),
             (proc("0-4294967295"), "reserved PMIx rank value"),
             (proc("99999999999999999999"), "too large"),
             (
@@ -616,9 +640,13 @@ mod tests {
     }
 
     #[test]
-    fn entry_cap_is_inclusive() {
+    fn entry_caps_are_inclusive() {
         let all = parse_proc_map("0-16777215").unwrap();
         assert_eq!(all[0].len(), 1 << 24);
+        assert_eq!(
+            parse_node_map("pmix[n[1:1-1048576]]").unwrap().len(),
+            1 << 20
+        );
     }
 
     /// The 1000-node x 16 block map of the corpus at scale: 62,500 nodes x 16 = 1M ranks.

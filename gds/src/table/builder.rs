@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::bulk::{value_in, BulkEntry, DEAD, LOC_BITS};
 use super::check_key;
-use crate::error::{Error, Result};
+use crate::error::{try_vec, Error, Result};
 use crate::layout::{fmix64, ColumnKind, Realm, COLUMNS, ENTRY_RAW_BYTES, MAX_KEYS};
 use crate::value::Value;
 
@@ -133,8 +133,17 @@ impl TableBuilder {
     /// is allocated zeroed (if `allocate`, else left empty) and its pages are faulted in by
     /// the threads that fill them, not all up front by this one. Returns the mask of those
     /// that were present. Give them back with [`TableBuilder::put_columns`].
-    pub(crate) fn take_columns(&mut self, allocate: bool) -> ([Vec<u32>; COLUMNS.len()], u32) {
+    /// Errs with [`Error::OutOfSpace`] (nothing taken) if the absent columns' memory cannot be
+    /// had.
+    pub(crate) fn take_columns(
+        &mut self,
+        allocate: bool,
+    ) -> Result<([Vec<u32>; COLUMNS.len()], u32)> {
         let ranks = if allocate { self.ranks as usize } else { 0 };
+        // `vec![0; n]` is a calloc, whose pages the filling threads fault in, but it aborts
+        // when the memory cannot be had: asked for fallibly first, then given back.
+        let absent = self.columns.iter().filter(|c| c.is_none()).count();
+        drop(try_vec::<u32>(ranks.saturating_mul(absent))?);
         let mut present = 0;
         let cols = std::array::from_fn(|c| match self.columns[c].take() {
             Some(mut col) => {
@@ -144,7 +153,7 @@ impl TableBuilder {
             }
             None => vec![0; ranks],
         });
-        (cols, present)
+        Ok((cols, present))
     }
 
     /// The columns [`TableBuilder::take_columns`] took (inverted), those in `keep` kept (the

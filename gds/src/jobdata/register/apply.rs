@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::bad;
 use super::input::{infos_of, RegInfo};
 use super::read_ahead::{read_columns, Nodes, ProcRead, ReadAhead, READ_BLOCK};
-use super::scan::{member, required_number};
+use super::scan::{check_rank, member, required_number};
 use crate::error::Result;
 use crate::jobdata::keys::{self, default_realm, DefaultRealm};
 use crate::layout::{Realm, COLUMNS};
@@ -26,6 +26,8 @@ pub(super) fn set_row(t: &mut TableBuilder, rank: u32, cols: &[u32; COLUMNS.len(
 /// Pass 2: everything the host registered, stored over what was derived.
 pub(super) struct Apply<'l> {
     pub(super) session_id: u32,
+    /// Ranks in the job: a proc array's rank is below.
+    pub(super) job_size: u32,
     pub(super) node_ids: &'l HashMap<String, u32>,
     pub(super) nodes: Nodes<'l>,
 }
@@ -126,6 +128,13 @@ impl Apply<'_> {
             .ok_or_else(|| bad("a proc array without PMIX_RANK".into()))?
             .number()
             .ok_or_else(|| bad("PMIX_RANK in a proc array must be a non-negative number".into()))?;
+        check_rank(r)?;
+        if r >= self.job_size {
+            return Err(bad(format!(
+                "rank {r} in a proc array, but the job has {} ranks",
+                self.job_size
+            )));
+        }
         let node = self.nodes.of_rank(r, nodeid.and_then(RegInfo::number));
         for &(key, i) in &elems {
             if key == keys::RANK {

@@ -15,7 +15,8 @@
 use std::collections::HashMap;
 
 use super::keys::meta;
-use crate::error::{Error, Result};
+use super::maps::RANK_VALID;
+use crate::error::{try_vec, Error, Result};
 use crate::layout::Realm;
 use crate::prefault::Prefault;
 use crate::table::TableBuilder;
@@ -53,6 +54,11 @@ fn bad(what: String) -> Error {
     Error::InvalidArgument(what)
 }
 
+/// Ranks the proc columns may cover beyond twice those the registration describes (mapped,
+/// or with a proc array): a job's columns are dense when it is described, as it is in
+/// practice, and a hostile size gets none (docs/jobdata.md "Limits").
+const DENSE_SLACK: u64 = 4096;
+
 /// Build the job-data table of a namespace from its registration info array. `local_host` is
 /// the hostname of the store's node (the server's), which the job-realm "local" keys describe.
 pub fn build<I: RegInfo>(
@@ -77,25 +83,54 @@ pub fn build<I: RegInfo>(
             per_node.len()
         )));
     }
-    let mapped: u64 = per_node.iter().map(|n| n.len() as u64).sum();
+    // Below 2^24: the proc map's cap.
+    let mapped = per_node.iter().map(Vec::len).sum::<usize>();
     let map_end = per_node.iter().flatten().max().map(|r| r + 1);
-    let job_size = match l
-        .registered_size
-        .or(u32::try_from(mapped).ok().filter(|&m| m > 0))
-    {
+    let job_size = match l.registered_size {
+        Some(n) if n > RANK_VALID => {
+            return Err(bad(format!(
+                "PMIX_JOB_SIZE {n} is past the valid ranks (below {RANK_VALID})"
+            )))
+        }
         Some(n) => n,
+        None if mapped > 0 => mapped as u32,
         // Neither registered nor mapped: the proc arrays tell.
-        None => map_end.max(l.proc_end()?).unwrap_or(0),
+        None => l.proc_end()?.unwrap_or(0),
+    };
+    if let Some(end) = map_end.filter(|&e| e > job_size) {
+        return Err(bad(format!(
+            "the process map names rank {}, but the job has {job_size} ranks",
+            end - 1
+        )));
+    }
+    // The ranks the proc columns cover: the job's, unless the registration describes far
+    // fewer (a bare PMIX_JOB_SIZE of 4e9, a few proc arrays of high ranks): then about the
+    // ranks it does describe, and any others it names are entries (docs/jobdata.md "Limits").
+    let described = (mapped as u64 + l.proc_arrays.len() as u64) * 2 + DENSE_SLACK;
+    let described = job_size.min(u32::try_from(described).unwrap_or(u32::MAX));
+    // A process map lists the job's ranks node by node: one whose ranks lie far past their
+    // count describes a few far ranks of a vast job, each of which would cost an entry per
+    // derived key (2^24 of them from a map of a kilobyte).
+    if let Some(end) = map_end.filter(|&e| e > described) {
+        return Err(bad(format!(
+            "the process map names rank {}, far past the {mapped} ranks it maps",
+            end - 1
+        )));
+    }
+    // Without proc arrays only the maps' ranks have column values.
+    let dense = match l.proc_arrays.is_empty() {
+        true => map_end.unwrap_or(0),
+        false => described,
     };
 
-    let mut t = TableBuilder::with_ranks(job_size);
+    let mut t = TableBuilder::with_ranks(dense);
     // The node realm and the hostname index go to a run of their own: per node its id,
     // hostname, sizes, leader and peers list (~7 bytes a rank), each padded to 16 bytes, then
     // the index (~34 bytes a node). (The entries inserted one by one are a few job keys.)
     let nodes = hosts.len().max(per_node.len()).max(l.node_arrays.len());
-    let node_arena: Vec<u8> = Vec::with_capacity(job_size as usize * 8 + nodes * 128);
+    let node_arena: Vec<u8> = try_vec(mapped * 8 + nodes * 128)?;
     prefault.vec(&node_arena);
-    let mut node_of_rank = Vec::with_capacity(job_size as usize);
+    let mut node_of_rank = try_vec(dense as usize)?;
     prefault.vec(&node_of_rank);
     let session_id = l.session_id.unwrap_or(0);
     t.insert(Realm::Meta, meta::SESSION_ID, &Value::Uint32(session_id))?;
@@ -131,7 +166,7 @@ pub fn build<I: RegInfo>(
     }
     let local_nodeid = local_host.and_then(|h| node_ids.get(h).copied());
 
-    node_of_rank.resize(job_size as usize, u32::MAX);
+    node_of_rank.resize(dense as usize, u32::MAX);
     for (node, ranks) in per_node.iter().enumerate() {
         for &r in ranks {
             if let Some(slot) = node_of_rank.get_mut(r as usize) {
@@ -147,6 +182,7 @@ pub fn build<I: RegInfo>(
     }
     let apply = Apply {
         session_id,
+        job_size,
         node_ids: &node_ids,
         nodes: Nodes {
             hosts: &dense_hosts,
@@ -158,8 +194,8 @@ pub fn build<I: RegInfo>(
     // nothing else here writes but the derived columns, which they override (applied last).
     // Errors come in pass 2's order, the proc arrays' after the others'.
     // Not faulted in ahead: the reading threads fill them, on every core.
-    let (mut cols, present) = t.take_columns(!l.proc_arrays.is_empty());
-    let (ahead, done) = read_ahead(&l.proc_arrays, &apply.nodes, &mut cols, job_size, || {
+    let (mut cols, present) = t.take_columns(!l.proc_arrays.is_empty())?;
+    let (ahead, done) = read_ahead(&l.proc_arrays, &apply.nodes, &mut cols, dense, || {
         if let Some(id) = local_nodeid {
             t.insert(Realm::Meta, meta::LOCAL_NODEID, &Value::Uint32(id))?;
         }
@@ -179,7 +215,7 @@ pub fn build<I: RegInfo>(
     // The maps' per-rank values where the proc arrays read ahead gave none (the arrays left to
     // the ordered walk below override them as well).
     derive_columns(&mut t, per_node)?;
-    if ahead.mergeable(job_size) {
+    if ahead.mergeable(dense) {
         // One array per rank: the columns are stored, the extras go in as one run (other
         // keys than the columns', so their order does not matter).
         if ahead.extras.iter().any(|b| !b.entries.is_empty()) {
@@ -187,7 +223,7 @@ pub fn build<I: RegInfo>(
         }
     } else {
         // In document order, one by one (a rank's later array overrides its earlier one).
-        apply.in_order(&mut t, &l.proc_arrays, ahead, job_size)?;
+        apply.in_order(&mut t, &l.proc_arrays, ahead, dense)?;
     }
     let nodes = node_ids.len() as u32;
     Ok((

@@ -10,7 +10,7 @@ use super::read_ahead::{helper_threads, READ_BLOCK};
 use crate::bytes::same_bytes;
 use crate::error::Result;
 use crate::jobdata::keys;
-use crate::jobdata::maps::{parse_node_map, parse_proc_map};
+use crate::jobdata::maps::{parse_node_map, parse_proc_map, RANK_VALID};
 
 /// Pass 1: what must be known before anything is stored (the maps, the session, the nodes).
 pub(super) struct ScanPlan<'a, I> {
@@ -67,7 +67,8 @@ impl<'a, I: RegInfo + 'a> ScanPlan<'a, I> {
         let mut end = None;
         for info in &self.proc_arrays {
             let r = required_number(infos_of(*info)?, keys::RANK, "PMIX_RANK", "a proc array")?;
-            end = Some(end.unwrap_or(0).max(r.saturating_add(1)));
+            check_rank(r)?;
+            end = Some(end.unwrap_or(0).max(r + 1));
         }
         Ok(end)
     }
@@ -173,6 +174,17 @@ impl<'a, I: RegInfo + 'a> ScanPlan<'a, I> {
         }
         Ok(())
     }
+}
+
+/// A proc array's rank that is not a reserved value (wildcard, undef, local node...: none
+/// names one process).
+pub(super) fn check_rank(r: u32) -> Result<()> {
+    if r >= RANK_VALID {
+        return Err(bad(format!(
+            "PMIX_RANK {r:#x} in a proc array is a reserved rank value (>= {RANK_VALID:#x})"
+        )));
+    }
+    Ok(())
 }
 
 /// Job and session arrays nested deeper than this are refused.
