@@ -85,9 +85,7 @@ pub(crate) const MAX_NODES: u64 = 1 << 20;
 const MAX_NAME_BYTES: u64 = 1 << 26;
 /// Longest host name accepted: the DNS limit (253) rounded up to what `char[256]` buffers hold.
 const MAX_NAME_LEN: usize = 255;
-/// `PMIX_RANK_VALID` (standard 3.2.3, `UINT32_MAX - 50`): rank values from here up are
-/// reserved (wildcard, undef, local node...); a valid rank is below it.
-pub(crate) const RANK_VALID: u32 = u32::MAX - 50;
+pub(crate) use super::query::RANK_VALID;
 
 // Which map an error message is about.
 const NODE_MAP: &str = "node map";

@@ -29,9 +29,7 @@ use crate::reader::{Pin, Reader};
 use crate::table::TableView;
 use crate::valueref::ValueRef;
 
-/// `PMIX_RANK_VALID`: ranks above it (below WILDCARD) are PMIx's special ranks
-/// (`PMIX_RANK_LOCAL_NODE`, `PMIX_RANK_LOCAL_PEERS`, `PMIX_RANK_INVALID`), none a process.
-pub const RANK_VALID: u32 = u32::MAX - 50;
+pub use super::query::RANK_VALID;
 
 /// The directives of a PMIx_Get that decide how it is answered (5.4.2, 6.1). The return mode
 /// (`PMIX_GET_STATIC_VALUES`, `PMIX_GET_POINTER_VALUES`) and `PMIX_TIMEOUT` are not here: they

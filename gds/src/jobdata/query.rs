@@ -8,6 +8,9 @@
 pub const RANK_WILDCARD: u32 = u32::MAX - 1;
 /// `PMIX_RANK_UNDEF` as a `pmix_rank_t`.
 pub const RANK_UNDEF: u32 = u32::MAX;
+/// `PMIX_RANK_VALID` (standard 3.2.3, `UINT32_MAX - 50`): a process's rank is below it; the
+/// values from here up are special (wildcard, undef, local node, local peers, invalid...).
+pub const RANK_VALID: u32 = u32::MAX - 50;
 
 /// The rank of the `proc` argument of PMIx_Get.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

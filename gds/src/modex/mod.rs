@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::jobdata::keys::is_reserved;
-use crate::jobdata::policy::RANK_VALID;
+use crate::jobdata::query::RANK_VALID;
 use crate::jobdata::TargetRank;
 use crate::layout::{Realm, ENTRY_RAW_BYTES, MAX_KEYS, MAX_KEY_LEN};
 use crate::table::bulk::{byte_order, last_wins, BulkEntry, SortedRun};
