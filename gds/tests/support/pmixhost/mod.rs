@@ -3,7 +3,7 @@
 //! compare OpenPMIx's `PMIx_Get` answers with ours for the same registration and queries.
 //!
 //! Include it from an integration test with
-//! `#[path = "support/pmixhost.rs"] mod pmixhost;`. Only std and `gds` are used.
+//! `#[path = "support/pmixhost/mod.rs"] mod pmixhost;`. Only std and `gds` are used.
 //!
 //! - [`build`]: `make -s -C tools/pmix-host`.
 //! - [`run_job`]: run a job file + query corpus under OpenPMIx; returns the exact registration
