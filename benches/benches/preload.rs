@@ -6,7 +6,7 @@
 //!
 //! `cargo bench -p rshm-benches --bench preload` (full); with `-- --test` a smoke run.
 
-#[path = "../../gds/tests/support/pmixhost.rs"]
+#[path = "../../gds/tests/support/pmixhost/mod.rs"]
 mod pmixhost;
 
 use std::path::PathBuf;

@@ -14,7 +14,7 @@
 //! test (no nested cargo); Debian's `libpmix-dev` (and for 3, `openmpi-bin libopenmpi-dev`) must
 //! be installed.
 
-#[path = "../../gds/tests/support/pmixhost.rs"]
+#[path = "../../gds/tests/support/pmixhost/mod.rs"]
 mod pmixhost;
 
 use std::collections::BTreeMap;

@@ -9,7 +9,7 @@
 //! rather than its store (NOT-SUPPORTED: the host refused a direct modex; TIMEOUT: the server
 //! waited for data never posted) count as NOT-FOUND, which is what a store answers there.
 
-#[path = "support/pmixhost.rs"]
+#[path = "support/pmixhost/mod.rs"]
 mod pmixhost;
 
 #[path = "support/differences.rs"]

@@ -8,7 +8,7 @@
 //! The same holds with the store written by the gds component instead (`PMIX_MCA_gds=rshm,hash`,
 //! no `--rshm`): the deployment docs/openpmix.md recommends for fast Gets.
 
-#[path = "../../../gds/tests/support/pmixhost.rs"]
+#[path = "../../../gds/tests/support/pmixhost/mod.rs"]
 mod pmixhost;
 
 #[path = "../../../gds/tests/support/differences.rs"]

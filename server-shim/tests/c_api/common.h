@@ -3,8 +3,7 @@
  * posted data. Both programs build their values from these definitions with the standard's
  * macros; the client never takes an expected value from the store.
  *
- * Also: a field-by-field comparison of two pmix_value_t (PMIx_Value_compare of libpmix 4.2.2
- * does not handle every type; see ct_pmix_compare_supported). */
+ * The comparison of values is in compare.h (included here). */
 #ifndef RSHM_CTEST_COMMON_H
 #define RSHM_CTEST_COMMON_H
 
@@ -14,6 +13,8 @@
 #include <stdint.h>
 
 #include <pmix.h>
+
+#include "compare.h"
 
 /* ---- the job ---------------------------------------------------------------------------- */
 
@@ -121,15 +122,6 @@ void ct_value_destruct(pmix_value_t *v);
  * free a PMIX_PROC_NSPACE value's pmix_nspace_t (valgrind: its own values leak the same way), so
  * it is freed here, keeping leak checks meaningful. */
 void ct_value_unleak(pmix_value_t *v);
-
-/* Whether PMIx_Value_compare of libpmix 4.2.2 compares values like v correctly (outside
- * PMIx_Init); where it does not, ct_value_equal alone decides. */
-bool ct_pmix_compare_supported(const pmix_value_t *v);
-/* Field-by-field equality of two values of any type the abi converts (recursive for data arrays,
- * info and value elements). On a difference, writes why into why[len]. */
-bool ct_value_equal(const pmix_value_t *a, const pmix_value_t *b, char *why, size_t len);
-/* A short text of a value (type and scalar), for messages. */
-void ct_value_str(const pmix_value_t *v, char *buf, size_t len);
 
 /* ---- reporting -------------------------------------------------------------------------- */
 

@@ -1,0 +1,148 @@
+/* host-server.c - the server module pmix-host gives OpenPMIx (a single node: fences complete
+ * at once, direct modex is refused) and PMIx_server_init. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "host.h"
+
+pid_t *children;
+int nchildren;
+volatile sig_atomic_t aborted;
+
+static pmix_status_t client_connected(const pmix_proc_t *proc, void *obj, pmix_op_cbfunc_t cbfunc,
+                                      void *cbdata)
+{
+    (void) proc;
+    (void) obj;
+    if (cbfunc) {
+        cbfunc(PMIX_SUCCESS, cbdata);
+    }
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t client_finalized(const pmix_proc_t *proc, void *obj, pmix_op_cbfunc_t cbfunc,
+                                      void *cbdata)
+{
+    (void) proc;
+    (void) obj;
+    if (cbfunc) {
+        cbfunc(PMIX_SUCCESS, cbdata);
+    }
+    return PMIX_SUCCESS;
+}
+
+/* A client called PMIx_Abort: report it and kill all clients. */
+static pmix_status_t abort_fn(const pmix_proc_t *proc, void *obj, int status, const char msg[],
+                              pmix_proc_t procs[], size_t nprocs, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void) obj;
+    (void) procs;
+    (void) nprocs;
+    fprintf(stderr, "pmix-host: %s:%u called PMIx_Abort(%d, \"%s\")\n", proc->nspace, proc->rank, status,
+            msg ? msg : "");
+    aborted = 1;
+    for (int i = 0; i < nchildren; i++) {
+        if (children[i] > 0) {
+            kill(children[i], SIGKILL);
+        }
+    }
+    if (cbfunc) {
+        cbfunc(PMIX_SUCCESS, cbdata);
+    }
+    return PMIX_SUCCESS;
+}
+
+static void release_copy(void *cbdata)
+{
+    free(cbdata);
+}
+
+/* Single node: every participant is local, so the collective is
+ * complete as soon as the server library calls us. Hand the local
+ * contribution straight back - that is the whole job's data, which is
+ * what makes PMIX_COLLECT_DATA work. The data is copied because the
+ * library may release its buffer when we return. */
+static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                              size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    (void) procs;
+    (void) nprocs;
+    (void) info;
+    (void) ninfo;
+    char *copy = NULL;
+    if (ndata) {
+        copy = malloc(ndata);
+        memcpy(copy, data, ndata);
+    }
+    if (cbfunc) {
+        cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, release_copy, copy);
+    } else {
+        free(copy);
+    }
+    return PMIX_SUCCESS;
+}
+
+/* No other nodes exist, so there is nobody to ask: refuse. The
+ * library hands PMIX_ERR_NOT_SUPPORTED back to the client's PMIx_Get,
+ * so a NOT-SUPPORTED answer means "OpenPMIx asked the host". Calls are
+ * counted (and with --verbose logged) so tests can see them. */
+volatile int dmodex_calls;
+bool verbose;
+
+static pmix_status_t direct_modex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                                  pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    (void) cbfunc;
+    (void) cbdata;
+    __atomic_add_fetch(&dmodex_calls, 1, __ATOMIC_RELAXED);
+    if (verbose) {
+        fprintf(stderr, "pmix-host: direct_modex %s:", proc->nspace);
+        fmt_rank(stderr, proc->rank);
+        for (size_t i = 0; i < ninfo; i++) {
+            fprintf(stderr, " %s=", info[i].key);
+            fmt_value(stderr, &info[i].value);
+        }
+        fputc('\n', stderr);
+    }
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_server_module_t module = {
+    .client_connected = client_connected,
+    .client_finalized = client_finalized,
+    .abort = abort_fn,
+    .fence_nb = fence_nb,
+    .direct_modex = direct_modex,
+};
+
+void server_init(const char *tmpdir, const char *hostname, uint32_t nodeid)
+{
+    pmix_info_t info[4];
+    size_t n = 0;
+    pmix_status_t rc;
+
+    PMIX_INFO_LOAD(&info[n], PMIX_SERVER_TMPDIR, tmpdir, PMIX_STRING);
+    n++;
+    PMIX_INFO_LOAD(&info[n], PMIX_SYSTEM_TMPDIR, tmpdir, PMIX_STRING);
+    n++;
+    if (hostname) {
+        /* make the library agree with the job file about who we are */
+        PMIX_INFO_LOAD(&info[n], PMIX_HOSTNAME, hostname, PMIX_STRING);
+        n++;
+        PMIX_INFO_LOAD(&info[n], PMIX_NODEID, &nodeid, PMIX_UINT32);
+        n++;
+    }
+    if (PMIX_SUCCESS != (rc = PMIx_server_init(&module, info, n))) {
+        die("PMIx_server_init failed: %s", PMIx_Error_string(rc));
+    }
+    for (size_t i = 0; i < n; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
+}

@@ -1,0 +1,151 @@
+/*
+ * host.h - what pmix-host's files share:
+ *   pmix-host.c          main: options, regex mode, job mode (fork and wait for the clients)
+ *   host-util.c          dying, allocation, the clock, waiting for a PMIx op callback
+ *   host-job.c           the job description and its file parser (README.md, "Job file")
+ *   host-registration.c  the PMIx_server_register_nspace info array and its dump
+ *   host-server.c        the server module (callbacks) and PMIx_server_init
+ *   host-rshm.c          the rshm server-shim, loaded with --rshm
+ */
+#ifndef PMIX_HOST_HOST_H
+#define PMIX_HOST_HOST_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <pmix.h>
+#include <pmix_server.h>
+
+/* ------------------------------------------------------------------ */
+/* host-util.c                                                         */
+/* ------------------------------------------------------------------ */
+
+void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void *xrealloc(void *p, size_t n);
+long long now_us(void);
+
+/* Blocking wait for a PMIx op callback. */
+typedef struct {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    bool done;
+    pmix_status_t status;
+} waiter_t;
+
+#define WAITER_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, PMIX_SUCCESS}
+void op_cb(pmix_status_t status, void *cbdata);
+pmix_status_t wait_op(waiter_t *w);
+
+/* ------------------------------------------------------------------ */
+/* host-job.c: the job description                                    */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    char *key; /* resolved key string */
+    pmix_value_t val;
+} kv_t;
+
+typedef struct {
+    kv_t *v;
+    size_t n;
+} kvlist_t;
+
+typedef struct {
+    char *name;
+    pmix_rank_t *ranks; /* as listed; we sort them */
+    int nranks;
+    kvlist_t extra;
+} node_t;
+
+typedef struct {
+    uint32_t num;
+    pmix_rank_t *ranks;
+    int nranks;
+    kvlist_t extra;
+} app_t;
+
+typedef struct {
+    int node;      /* index into job.nodes */
+    int app;       /* index into job.apps */
+    uint16_t lrank; /* local rank == node rank (single job) */
+    uint32_t apprank;
+    kvlist_t extra;
+} proc_t;
+
+typedef struct {
+    char *nspace;
+    node_t *nodes;
+    int nnodes;
+    app_t *apps;
+    int napps;
+    proc_t *procs; /* indexed by rank */
+    uint32_t size;
+    int local;     /* index of the local node */
+    char *local_name;
+    bool minimal;
+    uint32_t sessionid;
+    kvlist_t job_extra, session_extra;
+} job_t;
+
+extern job_t job;
+
+/* Read the job file (README.md, "Job file") into job; dies on any error. */
+void load_job(const char *path);
+
+/* ------------------------------------------------------------------ */
+/* host-registration.c                                                 */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    pmix_info_t *v;
+    size_t n, cap;
+} infolist_t;
+
+/* The PMIx_server_register_nspace info array of job. */
+void build_registration(infolist_t *top, const char *client_cmd);
+/* --dump-registration: write reg to path (README.md, "Registration dump"). */
+void dump_registration(const char *path, const infolist_t *reg, uint32_t nlocalprocs);
+
+/* ------------------------------------------------------------------ */
+/* host-server.c                                                       */
+/* ------------------------------------------------------------------ */
+
+/* The forked clients (killed when one aborts). */
+extern pid_t *children;
+extern int nchildren;
+/* Set when a client called PMIx_Abort. */
+extern volatile sig_atomic_t aborted;
+/* Direct-modex requests seen; with verbose each is logged. */
+extern volatile int dmodex_calls;
+extern bool verbose;
+
+/* PMIx_server_init with our module; hostname NULL in regex mode. */
+void server_init(const char *tmpdir, const char *hostname, uint32_t nodeid);
+
+/* ------------------------------------------------------------------ */
+/* host-rshm.c                                                         */
+/* ------------------------------------------------------------------ */
+
+/* ---------------- rshm server-shim, loaded with --rshm LIB ----------------
+ * The host registers the same array with rshm beside OpenPMIx and adds what a client needs
+ * to attach to its environment. Loaded with dlopen so this tool builds without Rust; the
+ * signatures are those of server-shim/include/rshm_server.h. */
+typedef struct rshm_server_t rshm_server_t;
+struct rshm_api {
+    rshm_server_t *h;
+    pmix_status_t (*open)(const pmix_info_t *, size_t, rshm_server_t **);
+    pmix_status_t (*close)(rshm_server_t *);
+    pmix_status_t (*reg)(rshm_server_t *, const char *, int, const pmix_info_t *, size_t);
+    pmix_status_t (*dereg)(rshm_server_t *, const char *);
+    pmix_status_t (*fork)(rshm_server_t *, const pmix_proc_t *, char ***);
+    size_t (*last_error)(char *, size_t);
+};
+extern struct rshm_api rshm;
+
+void rshm_check(pmix_status_t rc, const char *what);
+void rshm_load(const char *path, const char *tmpdir, const char *hostname);
+
+#endif
