@@ -41,12 +41,7 @@ pub fn encode_header(enc: &mut Encoder, kind: Kind, generation: u64, total_len: 
 /// its state word last (R3).
 pub fn check_header(map: &RoMap, kind: Kind) -> Result<Header> {
     let header = check_fields(map.bytes(), map.bytes().len() as u64, kind)?;
-    let state = map
-        .atomic_u32(STATE_OFF)
-        .ok_or(Error::Corrupt("state word"))?;
-    if !protocol::is_ready(state) {
-        return Err(Error::NotReady);
-    }
+    check_ready(map.atomic_u32(STATE_OFF))?;
     Ok(header)
 }
 
@@ -240,8 +235,9 @@ const PREFAULT_MIN: usize = 4 << 20;
 /// How much of a streamed segment is mapped to mark it ready.
 const HEADER_PAGE: usize = 4096;
 
-/// Open and map segment file `name`, checking its header. Protocol R2/R3.
-pub fn open(dir: &StoreDir, name: &str, kind: Kind) -> Result<(Arc<RoMap>, Header)> {
+/// Open segment file `name` (R2), refusing one too short to hold a header: its descriptor and
+/// size.
+fn open_sized(dir: &StoreDir, name: &str) -> Result<(OwnedFd, u64)> {
     let (fd, size) = dir.open_file(name)?;
     if size < HEADER_LEN as u64 {
         return Err(Error::Truncated {
@@ -249,6 +245,21 @@ pub fn open(dir: &StoreDir, name: &str, kind: Kind) -> Result<(Arc<RoMap>, Heade
             actual: size,
         });
     }
+    Ok((fd, size))
+}
+
+/// R3 on a mapped state word: the segment is ready, or `NotReady`.
+fn check_ready(state: Option<&crate::sync::AtomicU32>) -> Result<()> {
+    let state = state.ok_or(Error::Corrupt("state word"))?;
+    if !protocol::is_ready(state) {
+        return Err(Error::NotReady);
+    }
+    Ok(())
+}
+
+/// Open and map segment file `name`, checking its header. Protocol R2/R3.
+pub fn open(dir: &StoreDir, name: &str, kind: Kind) -> Result<(Arc<RoMap>, Header)> {
+    let (fd, size) = open_sized(dir, name)?;
     let map = RoMap::map(&fd, size)?;
     let header = check_header(&map, kind)?;
     Ok((Arc::new(map), header))
@@ -257,21 +268,10 @@ pub fn open(dir: &StoreDir, name: &str, kind: Kind) -> Result<(Arc<RoMap>, Heade
 /// Open and map the anchor, whose `root_gen` the writer keeps storing to: its header is
 /// checked on a copy read word by word, and its state word last (R3).
 pub fn open_anchor(dir: &StoreDir) -> Result<SharedWords> {
-    let (fd, size) = dir.open_file(ANCHOR_NAME)?;
-    if size < HEADER_LEN as u64 {
-        return Err(Error::Truncated {
-            expected: HEADER_LEN as u64,
-            actual: size,
-        });
-    }
+    let (fd, size) = open_sized(dir, ANCHOR_NAME)?;
     let map = SharedWords::map(&fd, size)?;
     check_fields(&map.copy_prefix(HEADER_LEN), size, Kind::Anchor)?;
-    let state = map
-        .atomic_u32(STATE_OFF)
-        .ok_or(Error::Corrupt("state word"))?;
-    if !protocol::is_ready(state) {
-        return Err(Error::NotReady);
-    }
+    check_ready(map.atomic_u32(STATE_OFF))?;
     Ok(map)
 }
 
