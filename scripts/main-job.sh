@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo build --release -q -p rshm-cli
-./target/release/rshm demo "$@"
+"${CARGO_TARGET_DIR:-target}/release/rshm" demo "$@"
 
 # Then the same job side by side with OpenPMIx (the scale harness, docs/performance.md
 # "Scale harness"): rshm direct / gds component / preloaded PMIx_Get / component + preload

@@ -16,8 +16,9 @@ cargo build -q --release -p rshm-preload
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
 mpicc -O2 $(pkg-config --cflags pmix) -o "$OUT/mpi_init_get" component/bench/mpi_init_get.c \
   $(pkg-config --libs pmix)
-COMP="$PWD/target/release/gds-component"
-PRELOAD="$PWD/target/release/librshm_preload.so"
+TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+COMP="$TARGET/release/gds-component"
+PRELOAD="$TARGET/release/librshm_preload.so"
 COLUMNS=("hash" "ds21" "rshm-component" "rshm-component+preload")
 
 run() { # column round

@@ -75,6 +75,7 @@ mod rustix_errno {
 
 /// An empty vector with room for `n` elements, or [`Error::OutOfSpace`] if the memory cannot
 /// be had: for buffers sized by what a caller sent, which must not abort the process.
+#[cfg(not(gds_loom))]
 pub(crate) fn try_vec<T>(n: usize) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| Error::OutOfSpace)?;
