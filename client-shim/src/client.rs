@@ -22,14 +22,38 @@ pub use abi::env;
 pub struct Client {
     reader: Reader,
     me: Option<(String, u32)>,
-    pointers: Mutex<HashMap<usize, Held>>,
+    /// PMIX_GET_POINTER_VALUES answers, by the hash of what was asked ([`Asked`]).
+    pointers: Mutex<HashMap<u64, Vec<Held>>>,
 }
 
-/// A PMIX_GET_POINTER_VALUES answer: the `pmix_value_t` the caller was given, and the table
-/// whose mapping its byte pointers may borrow.
+/// What a Get asked: namespace, rank, key.
+pub type Asked<'a> = (&'a str, u32, &'a str);
+
+/// A PMIX_GET_POINTER_VALUES answer: what was asked, the `pmix_value_t` the caller was given,
+/// which stored value it is, and the table whose mapping its byte pointers may borrow.
 struct Held {
+    ns: Box<str>,
+    rank: u32,
+    key: Box<str>,
+    /// The stored value's address in `table`'s mapping; 0 for a value with none (a column
+    /// scalar, a copy), which `scalar` then identifies.
+    addr: usize,
+    scalar: Option<gds::Value>,
     value: HeldValue,
-    _table: Arc<TableView>,
+    table: Arc<TableView>,
+}
+
+impl Held {
+    fn is(&self, (ns, rank, key): Asked<'_>) -> bool {
+        self.rank == rank && *self.ns == *ns && *self.key == *key
+    }
+}
+
+fn asked_hash((ns, rank, key): Asked<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (ns, rank, key).hash(&mut h);
+    h.finish()
 }
 
 /// Who this process is, from the environment.
@@ -99,28 +123,37 @@ impl Client {
         )
     }
 
-    /// Keep a PMIX_GET_POINTER_VALUES answer alive until [`Client::release_pointers`] or
-    /// detach, and return the `pmix_value_t` to hand out. The same stored value asked again
-    /// returns the same `pmix_value_t`.
+    /// Keep a PMIX_GET_POINTER_VALUES answer to `asked` alive, and return the `pmix_value_t` to
+    /// hand out. The standard keeps such a value valid until it is replaced (5.3): the same
+    /// stored value asked again returns the same `pmix_value_t`; a different one (the store moved
+    /// on, other directives) replaces the one held for that namespace, rank and key, whose
+    /// pointer becomes invalid. So a process holds one value (and at most one table mapping)
+    /// per key it asks, however many Gets and generations; [`Client::release_pointers`] and
+    /// detach drop them all.
     pub fn hold(
         &self,
+        asked: Asked<'_>,
         v: &ValueRef<'_>,
         table: &Arc<TableView>,
     ) -> std::result::Result<*mut pmix_value_t, AbiError> {
         // The identity of a stored value: its address in the mapping (unique while mapped, and
-        // the entry keeps it mapped). Column scalars have no address: key by table + type +
-        // value, which is just as stable.
-        let key = match v {
+        // the held table keeps it mapped). Column scalars have no address: the table and the
+        // value itself identify them.
+        let addr = match v {
             ValueRef::Archived(a) => *a as *const _ as usize,
             ValueRef::Bytes(b) => b.as_ptr() as usize,
             _ => 0,
         };
-        let in_table = key != 0 && table.contains_addr(key);
+        let in_table = addr != 0 && table.contains_addr(addr);
+        let addr = if in_table { addr } else { 0 };
+        let scalar = (addr == 0).then(|| v.to_value());
         // A panic caught while another call held the cache (the map itself stays consistent)
         // must not fail every later pointer-mode Get: take the lock back from the poison.
         let mut map = self.pointers.lock().unwrap_or_else(PoisonError::into_inner);
-        if in_table {
-            if let Some(h) = map.get_mut(&key) {
+        let bucket = map.entry(asked_hash(asked)).or_default();
+        let slot = bucket.iter().position(|h| h.is(asked));
+        if let Some(h) = slot.map(|i| &mut bucket[i]) {
+            if h.addr == addr && Arc::ptr_eq(&h.table, table) && h.scalar == scalar {
                 return Ok(h.value.as_mut_ptr());
             }
         }
@@ -128,19 +161,25 @@ impl Client {
         let mut value = HeldValue::new(v, in_table)?;
         let ptr = value.as_mut_ptr();
         let held = Held {
+            ns: asked.0.into(),
+            rank: asked.1,
+            key: asked.2.into(),
+            addr,
+            scalar,
             value,
-            _table: table.clone(),
+            table: table.clone(),
         };
-        // Unkeyed answers (scalars, copies) get a fresh slot keyed by their own address.
-        let slot = if in_table { key } else { ptr as usize };
-        map.insert(slot, held);
+        match slot {
+            Some(i) => bucket[i] = held,
+            None => bucket.push(held),
+        }
         Ok(ptr)
     }
 
     /// Drop every PMIX_GET_POINTER_VALUES answer given so far (their pointers become invalid).
     pub fn release_pointers(&self) -> usize {
         let mut map = self.pointers.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = map.len();
+        let n = map.values().map(Vec::len).sum();
         map.clear();
         n
     }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use gds::jobdata::Decision;
 use gds::{TableView, ValueRef};
 
-use crate::client::{Client, Outcome};
+use crate::client::{Asked, Client, Outcome};
 
 /// The process's attached client. A plain pointer (not a lock) so that a Get costs one load;
 /// `rshm_client_detach` must not race with other calls (docs/ffi.md), like PMIx_Finalize.
@@ -176,7 +176,7 @@ pub unsafe extern "C" fn rshm_client_get_into(
             &parsed
         };
         // SAFETY: forwarded caller contract.
-        unsafe { with_value(proc_, key, req, |_, v, _| write_stored(out, v)) }?.direct(req)
+        unsafe { with_value(proc_, key, req, |_, _, v, _| write_stored(out, v)) }?.direct(req)
     })
 }
 
@@ -215,7 +215,7 @@ unsafe fn with_value(
     proc_: *const pmix_proc_t,
     key: *const c_char,
     req: &GetRequest,
-    f: impl FnOnce(&Client, &ValueRef<'_>, &Arc<TableView>) -> Result<(), AbiError>,
+    f: impl FnOnce(&Client, Asked<'_>, &ValueRef<'_>, &Arc<TableView>) -> Result<(), AbiError>,
 ) -> Result<Outcome, AbiError> {
     // SAFETY: valid pmix_proc_t (caller contract).
     let (ns, rank) = unsafe { proc_ref(proc_) }?;
@@ -224,7 +224,9 @@ unsafe fn with_value(
     with_client(|client| {
         let pin = client.reader().pin();
         match client.decide(&pin, ns, rank, key, req) {
-            Decision::Answer(v, table) => f(client, &v, table).map(|()| Outcome::Answered),
+            Decision::Answer(v, table) => {
+                f(client, (ns, rank, key), &v, table).map(|()| Outcome::Answered)
+            }
             Decision::NotFound => Ok(Outcome::NotFound),
             Decision::Pass(p) => Ok(Outcome::Pass(p)),
         }
@@ -247,7 +249,7 @@ pub unsafe fn rshm_client_get_with(
     if val.is_null() {
         return Err(AbiError::BadParam("NULL val".into()));
     }
-    let give = |client: &Client, v: &ValueRef<'_>, table: &Arc<TableView>| {
+    let give = |client: &Client, asked: Asked<'_>, v: &ValueRef<'_>, table: &Arc<TableView>| {
         match req.mode {
             Mode::Copy => {
                 let p = alloc_stored(v)?;
@@ -266,7 +268,7 @@ pub unsafe fn rshm_client_get_with(
                 write_stored(unsafe { &mut *dst }, v)?;
             }
             Mode::Pointer => {
-                let p = client.hold(v, table)?;
+                let p = client.hold(asked, v, table)?;
                 // SAFETY: `val` is a valid location.
                 unsafe { *val = p };
             }
