@@ -87,7 +87,7 @@ fn attach_racing_the_close_is_ok_removed_or_not_found() {
     const ROUNDS: usize = 200;
     let base = common::base_dir();
     let mut seen = [0usize; 3];
-    for _ in 0..ROUNDS {
+    for round in 0..ROUNDS {
         let mut w = Writer::create(common::opts(base.path())).unwrap();
         publish(&mut w, "ns");
         let path = w.path().to_path_buf();
@@ -101,6 +101,10 @@ fn attach_racing_the_close_is_ok_removed_or_not_found() {
             })
         };
         start.wait();
+        // A delay growing with the round moves the close across every step of the attach.
+        for _ in 0..(round % 40) * 250 {
+            std::hint::spin_loop();
+        }
         drop(w);
         match reader.join().unwrap() {
             Ok(v) => {
