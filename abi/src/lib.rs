@@ -78,6 +78,8 @@ pub fn store_status(e: &gds::Error) -> pmix_status_t {
         E::InvalidArgument(_) => PMIX_ERR_BAD_PARAM,
         E::PermissionDenied => PMIX_ERR_NO_PERMISSIONS,
         E::OutOfSpace => PMIX_ERR_OUT_OF_RESOURCE,
+        // The server closed the store: like a server that can no longer be reached.
+        E::StoreRemoved => PMIX_ERR_UNREACH,
         E::Version { .. } | E::BadMagic | E::ByteOrder | E::NotReady => PMIX_ERR_INIT,
         _ => PMIX_ERROR,
     }

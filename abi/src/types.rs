@@ -198,6 +198,7 @@ pub mod status {
     pub const PMIX_ERR_UNKNOWN_DATA_TYPE: pmix_status_t = -16;
     pub const PMIX_ERR_TYPE_MISMATCH: pmix_status_t = -18;
     pub const PMIX_ERR_NO_PERMISSIONS: pmix_status_t = -23;
+    pub const PMIX_ERR_UNREACH: pmix_status_t = -25;
     pub const PMIX_ERR_BAD_PARAM: pmix_status_t = -27;
     pub const PMIX_ERR_OUT_OF_RESOURCE: pmix_status_t = -29;
     pub const PMIX_ERR_INIT: pmix_status_t = -31;

@@ -212,6 +212,7 @@ fn checks() -> Checks {
             PMIX_ERR_UNKNOWN_DATA_TYPE,
             PMIX_ERR_TYPE_MISMATCH,
             PMIX_ERR_NO_PERMISSIONS,
+            PMIX_ERR_UNREACH,
             PMIX_ERR_BAD_PARAM,
             PMIX_ERR_OUT_OF_RESOURCE,
             PMIX_ERR_INIT,

@@ -41,8 +41,9 @@ pub fn with_client<T>(f: impl FnOnce(&Client) -> Result<T, AbiError>) -> Result<
 
 /// Attach to a store. `path` NULL: `$RSHM_STORE`. `self_proc` NULL: the caller's identity from
 /// `$RSHM_NSPACE`/`$RSHM_RANK`, else `$PMIX_NAMESPACE`/`$PMIX_RANK`. Returns `PMIX_ERR_EXISTS`
-/// if already attached, `PMIX_ERR_NOT_FOUND` if there is no store, `PMIX_ERR_INIT` for a store
-/// of an unknown format version, `PMIX_ERR_NO_PERMISSIONS` for one the caller may not read.
+/// if already attached, `PMIX_ERR_NOT_FOUND` if there is no store, `PMIX_ERR_UNREACH` if the
+/// server removed it while this attached, `PMIX_ERR_INIT` for a store of an unknown format
+/// version, `PMIX_ERR_NO_PERMISSIONS` for one the caller may not read.
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `self_proc` is NULL or a valid `pmix_proc_t`.
@@ -117,7 +118,9 @@ pub unsafe extern "C" fn rshm_client_detach() -> pmix_status_t {
 /// `PMIX_VALUE_RELEASE` (or `rshm_client_value_release`); `PMIX_GET_STATIC_VALUES` fills the
 /// caller's `*val`; `PMIX_GET_POINTER_VALUES` sets `*val` to a value owned by the library, valid
 /// until `rshm_client_release_pointers` or detach. An unknown directive marked `PMIX_INFO_REQD` is
-/// `PMIX_ERR_NOT_SUPPORTED`; other unknown directives are ignored.
+/// `PMIX_ERR_NOT_SUPPORTED`; other unknown directives are ignored. Once the server removed the
+/// store, a Get that needs a file not yet mapped is `PMIX_ERR_UNREACH`; what was mapped before
+/// keeps answering.
 ///
 /// # Safety
 /// `proc` is a valid `pmix_proc_t`; `key` a NUL-terminated string; `info` NULL or `ninfo`

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FallocateFlags, FileType, Mode, OFlags, CWD};
 
 use crate::error::{Error, Result};
+use crate::segment::ANCHOR_NAME;
 
 /// Who owns a store's files, and their mode (PMIX_USERID / PMIX_GRPID).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,9 +211,21 @@ impl StoreDir {
         list_rshm(&self.fd)
     }
 
-    /// Remove every `rshm-` file and then the directory itself.
+    /// Whether the directory holds an entry `name` (of any type; a symlink is not followed).
+    pub fn holds(&self, name: &str) -> Result<bool> {
+        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(_) => Ok(true),
+            Err(rustix::io::Errno::NOENT) => Ok(false),
+            Err(e) => Err(Error::io("stat store file", e.into())),
+        }
+    }
+
+    /// Remove every `rshm-` file and then the directory itself. The anchor goes first: a reader
+    /// that misses a file and then finds no anchor knows the store was removed, not damaged.
     pub fn remove_all(self) -> Result<()> {
-        for name in self.list()? {
+        let mut names = self.list()?;
+        names.sort_by_key(|n| n != ANCHOR_NAME);
+        for name in names {
             self.unlink(&name)?;
         }
         let parent = self.path.parent().unwrap_or(Path::new("/"));

@@ -25,6 +25,10 @@ pub enum Error {
     ByteOrder,
     /// The segment's ready state is not set: its writer has not finished (or died writing it).
     NotReady,
+    /// The store was removed (its writer closed it, or a sweep found its writer dead): a file
+    /// the reader still needed is gone along with the anchor. Nothing will be published there
+    /// again; what the reader mapped before stays readable.
+    StoreRemoved,
     /// The file is shorter (or longer) than its header says.
     Truncated { expected: u64, actual: u64 },
     /// A structure inside the segment is inconsistent (an offset out of bounds, a bad count...).
@@ -94,6 +98,7 @@ impl fmt::Display for Error {
             ),
             Error::ByteOrder => write!(f, "rshm segment written with the other byte order"),
             Error::NotReady => write!(f, "rshm segment not ready (writer unfinished or dead)"),
+            Error::StoreRemoved => write!(f, "the rshm store was removed (its server closed it or exited)"),
             Error::Truncated { expected, actual } => {
                 write!(f, "rshm segment truncated: header says {expected} bytes, file has {actual}")
             }

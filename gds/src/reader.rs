@@ -22,7 +22,7 @@ use crate::layout::{Kind, Realm, ROOT_GEN_OFF};
 use crate::protocol;
 use crate::raw::{SharedWords, SnapshotCell};
 use crate::root::RootView;
-use crate::segment::{self, root_name, table_name};
+use crate::segment::{self, root_name, table_name, ANCHOR_NAME};
 use crate::sync::epoch;
 use crate::table::TableView;
 use crate::valueref::ValueRef;
@@ -267,11 +267,25 @@ impl Reader {
                     self.current.replace(snap, &pin.guard);
                     return Ok(true);
                 }
+                // The generation moved on (R2), unless the whole store was removed.
+                Err(Miss::Stale) if self.published_gen() != gen => continue,
+                Err(Miss::Stale) if self.store_removed()? => return Err(Error::StoreRemoved),
                 Err(Miss::Stale) => continue,
                 Err(Miss::Err(e)) => return Err(e),
             }
         }
+        if self.store_removed()? {
+            return Err(Error::StoreRemoved);
+        }
         Err(Error::NotReady)
+    }
+
+    /// A file this reader needs is missing while the anchor still names its generation: was
+    /// the whole store removed? The writer's close removes the anchor before any other file
+    /// (`StoreDir::remove_all`), so no anchor means the store is gone; an anchor still there
+    /// means someone removed that one file.
+    fn store_removed(&self) -> Result<bool> {
+        Ok(!self.dir.holds(ANCHOR_NAME)?)
     }
 
     /// The snapshot for a get: the current one, after moving to a newer generation if the anchor
@@ -359,12 +373,19 @@ impl Reader {
                 Ok(t) => return Ok(t),
                 Err(Miss::Err(e)) => return Err(e),
                 Err(Miss::Stale) => {
-                    self.refresh_pinned(pin)?;
+                    let moved = self.refresh_pinned(pin)?;
+                    if !moved && self.store_removed()? {
+                        return Err(Error::StoreRemoved);
+                    }
                     snap = self.current.load(&pin.guard);
                 }
             }
         }
-        // The generation did not move, yet the file it names stays missing: someone removed it.
+        if self.store_removed()? {
+            return Err(Error::StoreRemoved);
+        }
+        // The generation did not move, yet the file it names stays missing while the store
+        // lives: someone removed that file.
         Err(Error::Corrupt(
             "a table named by the current root is missing",
         ))
