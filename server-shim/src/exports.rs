@@ -14,7 +14,7 @@ use abi::c::{c_slice, c_str, check_infos, proc_ref, read_infos, read_value, reg_
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
 use abi::{ffi_or, ffi_ptr, ffi_status, AbiError};
 
-use crate::server::{PostedValue, Server, ServerOptions};
+use crate::server::{PostedValue, Server, ServerOptions, Withdrawn};
 
 /// An open store (opaque to C). Calls on one handle may come from any thread.
 pub struct rshm_server_t {
@@ -255,6 +255,59 @@ pub unsafe extern "C" fn rshm_server_store_fence(
             });
         }
         lock(h).store(&values)?;
+        Ok(())
+    })
+}
+
+/// Withdraw what `proc` posted under `key`, in every scope, as one generation: call it when
+/// the store could not take a newer value of the key (`rshm_server_store` failed), so that
+/// clients stop reading the older value from the store and ask the next store in line.
+/// Nothing posted under `key` is success.
+///
+/// If that withdrawal cannot be published (a full filesystem), the namespace's whole posted
+/// table is withdrawn instead (a commit writing only a small root), and `*nspace_withdrawn`
+/// (if not NULL) is set true; it is set false otherwise. An error means neither could be
+/// published: clients may still read the older value.
+///
+/// # Safety
+/// `s` a handle; `proc` a valid `pmix_proc_t`; `key` NUL-terminated; `nspace_withdrawn` NULL
+/// or a valid location.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_withdraw(
+    s: *mut rshm_server_t,
+    proc: *const pmix_proc_t,
+    key: *const c_char,
+    nspace_withdrawn: *mut bool,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract for each pointer.
+        let (h, (ns, rank), key) =
+            unsafe { (handle(s)?, proc_ref(proc)?, c_str(key, KEY_BUF - 1)?) };
+        let what = lock(h).withdraw(ns, rank, key)?;
+        // SAFETY: NULL or a valid location (caller contract).
+        if let Some(out) = unsafe { nspace_withdrawn.as_mut() } {
+            *out = what == Withdrawn::Namespace;
+        }
+        Ok(())
+    })
+}
+
+/// Withdraw the posted table of `nspace` (its job data stays) with a commit that writes only a
+/// root, and forget its posted values: call it when a fence's data could not be stored, so
+/// that clients ask the next store in line for every posted value of the namespace. Later
+/// commits start a new table.
+///
+/// # Safety
+/// `s` a handle; `nspace` NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_withdraw_posted(
+    s: *mut rshm_server_t,
+    nspace: *const c_char,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract.
+        let (h, ns) = unsafe { (handle(s)?, c_str(nspace, NSPACE_BUF - 1)?) };
+        lock(h).withdraw_posted(ns)?;
         Ok(())
     })
 }
