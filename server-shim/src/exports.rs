@@ -443,6 +443,68 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_value_is_withdrawn_so_the_older_one_is_no_longer_read() {
+        use gds::jobdata::TargetRank;
+        let (_dir, s) = open();
+        let mut proc = pmix_proc_t {
+            nspace: [0; NSPACE_BUF],
+            rank: 0,
+        };
+        for (d, b) in proc.nspace.iter_mut().zip(b"ns") {
+            *d = *b as c_char;
+        }
+        let key = c"k";
+        let mut v1 = abi::c::zeroed_value();
+        abi::c::write_value(&mut v1, &Value::String("v1".into())).expect("value");
+        // A PMIX_DATA_BUFFER (65): a type the store does not hold.
+        let mut buffer = abi::c::zeroed_value();
+        buffer.type_ = 65;
+        let read = || {
+            // SAFETY: `s` is an open handle; its path is a NUL-terminated string.
+            let path = unsafe { std::ffi::CStr::from_ptr(rshm_server_path(s)) };
+            let r = gds::Reader::attach(std::path::Path::new(path.to_str().unwrap())).unwrap();
+            let pin = r.pin();
+            let t = r.table(&pin, "ns", gds::part::POSTED).unwrap();
+            gds::modex::get(t, TargetRank::Rank(0), "k", true, None).map(|v| v.to_value())
+        };
+        let mut whole = true;
+        // SAFETY: (every call) `s` is open; `proc`, `key` and the values are valid.
+        unsafe {
+            assert_eq!(
+                rshm_server_store(s, &proc, 3, key.as_ptr(), &v1),
+                PMIX_SUCCESS
+            );
+            assert_ne!(
+                rshm_server_store(s, &proc, 3, key.as_ptr(), &buffer),
+                PMIX_SUCCESS
+            );
+            // Refused: the store still holds the older value, until it is withdrawn.
+            assert_eq!(read().unwrap(), Value::String("v1".into()));
+            assert_eq!(
+                rshm_server_withdraw(s, &proc, key.as_ptr(), &mut whole),
+                PMIX_SUCCESS
+            );
+            assert!(!whole);
+            assert!(matches!(read(), Err(gds::Error::NotFound)));
+            assert_eq!(
+                rshm_server_withdraw(s, &proc, key.as_ptr(), core::ptr::null_mut()),
+                PMIX_SUCCESS
+            );
+            assert_eq!(
+                rshm_server_withdraw(s, &proc, core::ptr::null(), core::ptr::null_mut()),
+                PMIX_ERR_BAD_PARAM
+            );
+            assert_eq!(rshm_server_withdraw_posted(s, c"ns".as_ptr()), PMIX_SUCCESS);
+            assert_eq!(
+                rshm_server_withdraw_posted(s, core::ptr::null()),
+                PMIX_ERR_BAD_PARAM
+            );
+            abi::c::destruct_value(&mut v1);
+            assert_eq!(rshm_server_close(s), PMIX_SUCCESS);
+        }
+    }
+
+    #[test]
     fn fence_arrays_are_checked_before_they_are_read() {
         let (_dir, s) = open();
         // SAFETY: (every call) `s` is an open handle; the arrays are refused before any element
