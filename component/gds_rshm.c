@@ -302,6 +302,49 @@ static pmix_status_t rshm_store_job_info(const char *nspace, pmix_buffer_t *buf)
     return PMIX_SUCCESS;
 }
 
+/* The store could not take a newer value of (proc, key): hash has it, so the store must stop
+ * serving the older one. Clients read the store directly, so it is withdrawn there (every
+ * scope, one generation): their Get then falls through to hash. If that cannot be published,
+ * the server withdraws the namespace's whole posted table instead (a root-only commit). */
+static void withdraw_key(rshm_server_t *s, const pmix_proc_t *proc, const char *key)
+{
+    bool whole = false;
+    pmix_status_t rc = rshm_server_withdraw(s, proc, key, &whole);
+    if (PMIX_SUCCESS != rc) {
+        char msg[512];
+        rshm_server_last_error(msg, sizeof(msg));
+        pmix_output(0, "gds:rshm: cannot withdraw %s of %s:%u after a failed store: clients of "
+                    "this node may read its older value (%s: %s)",
+                    key, proc->nspace, proc->rank, PMIx_Error_string(rc), msg);
+    } else if (whole) {
+        pmix_output_verbose(1, pmix_gds_base_output,
+                            "gds:rshm: posted data of %s withdrawn (served by hash)",
+                            proc->nspace);
+    }
+}
+
+/* A fence's data could not be stored: withdraw the posted tables of its namespaces (hash holds
+ * every value of them, commits included). */
+static void withdraw_batch(rshm_server_t *s, const rshm_posted_t *items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++) {
+            seen = PMIX_CHECK_NSPACE(items[j].proc.nspace, items[i].proc.nspace);
+        }
+        if (!seen) {
+            pmix_status_t rc = rshm_server_withdraw_posted(s, items[i].proc.nspace);
+            if (PMIX_SUCCESS != rc) {
+                char msg[512];
+                rshm_server_last_error(msg, sizeof(msg));
+                pmix_output(0, "gds:rshm: cannot withdraw the posted data of %s after a failed "
+                            "fence store: clients of this node may read older values (%s: %s)",
+                            items[i].proc.nspace, PMIx_Error_string(rc), msg);
+            }
+        }
+    }
+}
+
 /* Server, at a client's commit (LOCAL/GLOBAL data; REMOTE/GLOBAL goes to hash by the core), and
  * dmodex replies. Published at once; also kept in the server's hash. */
 static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_t *kv)
@@ -322,6 +365,7 @@ static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmi
         pmix_status_t rc2 = rshm_server_store(s, proc, scope, kv->key, kv->value);
         if (PMIX_SUCCESS != rc2) {
             log_error("store", rc2, true);
+            withdraw_key(s, proc, kv->key);
         }
     }
     return rc;
@@ -419,6 +463,7 @@ static pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t
             pmix_status_t rc2 = rshm_server_store_fence(s, b.items, b.n);
             if (PMIX_SUCCESS != rc2) {
                 log_error("store_fence", rc2, true);
+                withdraw_batch(s, b.items, b.n);
             }
         }
         for (size_t i = 0; i < b.n; i++) {

@@ -288,6 +288,28 @@ fn clients_that_cannot_use_the_store_complete_on_hash() {
 }
 
 #[test]
+fn a_value_the_store_refuses_is_read_from_hash_not_the_older_one() {
+    // Every rank commits k = "v1-<rank>", then k again as a PMIX_DATA_BUFFER, which rshm does
+    // not store: the component withdraws k, and every Get reads the buffer from hash.
+    let job = "examples/job-2node.txt";
+    let corpus = "examples/corpus-withdraw.txt";
+    let st = tempfile::tempdir().unwrap();
+    let hash = answers(&pmix_job(job, corpus, Gds::Hash, ""));
+    let rshm = answers(&pmix_job(job, corpus, Gds::Rshm(st.path()), ""));
+    let newer: Vec<&String> = hash
+        .iter()
+        .filter(|l| l.starts_with("w0") && l.contains(" SUCCESS PMIX_DATA_BUFFER "))
+        .collect();
+    assert_eq!(newer.len(), 16, "hash's answers: {hash:#?}");
+    let d = diff(&hash, &rshm);
+    assert!(d.is_empty(), "answers differ:\n{d:#?}");
+    // The other key (l) is still answered from the store.
+    let (answered, _, clients) = stats(st.path());
+    assert_eq!(clients, 4);
+    assert!(answered >= 16, "{answered} Gets answered from the store");
+}
+
+#[test]
 fn open_mpi_job_runs_on_rshm() {
     for tool in ["mpicc", "mpirun"] {
         assert!(

@@ -125,6 +125,7 @@ impl Writer {
             written: Vec::new(),
             puts: Vec::new(),
             removes: Vec::new(),
+            part_removes: Vec::new(),
         }
     }
 
@@ -162,6 +163,8 @@ pub struct Transaction<'w> {
     written: Vec<String>,
     puts: Vec<(String, u32, u32, u64)>,
     removes: Vec<String>,
+    /// Single tables removed: (namespace, part).
+    part_removes: Vec<(String, u32)>,
 }
 
 impl Transaction<'_> {
@@ -206,7 +209,22 @@ impl Transaction<'_> {
         })?;
         self.written.push(name);
         self.removes.retain(|r| r != ns);
+        self.part_removes.retain(|r| !(r.0 == ns && r.1 == part));
         self.puts.push((ns.to_owned(), part, nsid, gen));
+        Ok(())
+    }
+
+    /// Remove table `part` of namespace `ns` (its other parts stay). Writes no table file, so
+    /// it can be published when a replacement table cannot be written (a full filesystem):
+    /// the commit writes only a root.
+    pub fn remove_table(&mut self, ns: &str, part: u32) -> Result<()> {
+        if let Some(pos) = self.puts.iter().position(|p| p.0 == ns && p.1 == part) {
+            let (_, _, nsid, gen) = self.puts.remove(pos);
+            let name = table_name(nsid, part, gen);
+            self.writer.dir().unlink(&name)?;
+            self.written.retain(|n| *n != name);
+        }
+        self.part_removes.push((ns.to_owned(), part));
         Ok(())
     }
 
@@ -222,6 +240,9 @@ impl Transaction<'_> {
         let mut tables = w.tables.clone();
         for ns in &self.removes {
             tables.retain(|(name, _), _| name != ns);
+        }
+        for (ns, part) in &self.part_removes {
+            tables.remove(&(ns.clone(), *part));
         }
         for (ns, part, nsid, gen) in &self.puts {
             tables.insert((ns.clone(), *part), (*nsid, *gen));
@@ -256,7 +277,8 @@ impl Transaction<'_> {
                 stale.push(table_name(nsid, key.1, table_gen));
             }
         }
-        for ns in &self.removes {
+        let emptied = self.part_removes.iter().map(|(ns, _)| ns);
+        for ns in self.removes.iter().chain(emptied) {
             if !tables.keys().any(|(name, _)| name == ns) {
                 w.nsids.remove(ns);
             }

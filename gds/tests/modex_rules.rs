@@ -10,7 +10,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use gds::jobdata::{self, TargetRank};
-use gds::modex::{self, Posted, Scope};
+use gds::modex::{self, FenceBatch, Posted, Scope};
 use gds::{part, Error, Info, Reader, Value, Writer};
 
 use common::store;
@@ -212,6 +212,81 @@ fn s5_1_rank_undef_finds_a_globally_unique_key() {
         get(&r, "ns", TargetRank::Undef, "nobody.posted", None),
         Err(Error::NotFound)
     ));
+}
+
+#[test]
+fn withdraw_removes_one_rank_s_key_in_every_scope_and_its_rank_undef_entry() {
+    let (_b, mut w) = store();
+    let mut p = Posted::new();
+    p.put(0, Scope::Global, "k", &card("0")).unwrap();
+    p.put(1, Scope::Local, "k", &card("1")).unwrap();
+    p.put(1, Scope::Remote, "j", &card("1j")).unwrap();
+    // Rank 1's k is not the indexed one (rank 0 posted k first): the index stays.
+    assert!(p.withdraw(1, "k").unwrap());
+    assert!(!p.withdraw(1, "k").unwrap());
+    publish(&mut w, "ns", &p, true);
+    let r = Reader::attach(w.path()).unwrap();
+    let g = |rank, key| get(&r, "ns", rank, key, None);
+    for s in [
+        None,
+        Some(Scope::Local),
+        Some(Scope::Remote),
+        Some(Scope::Global),
+    ] {
+        assert!(matches!(
+            get(&r, "ns", TargetRank::Rank(1), "k", s),
+            Err(Error::NotFound)
+        ));
+    }
+    assert!(matches!(
+        g(TargetRank::Rank(1), "j"),
+        Err(Error::ExistsOutsideScope)
+    ));
+    assert_eq!(g(TargetRank::Undef, "k").unwrap(), card("0"));
+    // The indexed poster's k: the index entry goes with it.
+    assert!(p.withdraw(0, "k").unwrap());
+    publish(&mut w, "ns", &p, false);
+    r.refresh().unwrap();
+    assert!(matches!(g(TargetRank::Rank(0), "k"), Err(Error::NotFound)));
+    assert!(matches!(g(TargetRank::Undef, "k"), Err(Error::NotFound)));
+    // The next poster of k, by put or by a fence batch, is indexed again.
+    let mut batch = FenceBatch::new();
+    batch.put(5, Scope::Remote, "k", &card("5")).unwrap();
+    p.apply(batch).unwrap();
+    publish(&mut w, "ns", &p, false);
+    r.refresh().unwrap();
+    let pin = r.pin();
+    assert_eq!(
+        modex::undef_rank(r.table(&pin, "ns", part::POSTED).unwrap(), "k"),
+        Some(5)
+    );
+    assert!(matches!(
+        p.withdraw(gds::jobdata::query::RANK_VALID, "k"),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn a_table_put_and_removed_in_one_transaction_leaves_no_file() {
+    let (_b, mut w) = store();
+    let mut p = Posted::new();
+    p.put(0, Scope::Global, "k", &card("0")).unwrap();
+    publish(&mut w, "ns", &p, true);
+    let before = w.files().unwrap();
+    let mut tx = w.begin();
+    tx.put_table("ns", part::POSTED, p.table()).unwrap();
+    tx.remove_table("ns", part::POSTED).unwrap();
+    tx.commit().unwrap();
+    let after = w.files().unwrap();
+    // One table fewer, the root replaced, nothing else.
+    assert_eq!(after.len(), before.len() - 1, "{before:?} -> {after:?}");
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    assert!(matches!(
+        r.table(&pin, "ns", part::POSTED),
+        Err(Error::NotFound)
+    ));
+    assert!(r.table(&pin, "ns", part::DATA).is_ok());
 }
 
 /// How many of a fence batch's `procs` cards a reader finds, checking each one it finds is the

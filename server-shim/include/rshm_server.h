@@ -96,6 +96,33 @@ pmix_status_t rshm_server_store_fence(struct rshm_server_t *s,
                                       const struct rshm_posted_t *items,
                                       size_t n);
 
+// Withdraw what `proc` posted under `key`, in every scope, as one generation: call it when
+// the store could not take a newer value of the key (`rshm_server_store` failed), so that
+// clients stop reading the older value from the store and ask the next store in line.
+// Nothing posted under `key` is success.
+//
+// If that withdrawal cannot be published (a full filesystem), the namespace's whole posted
+// table is withdrawn instead (a commit writing only a small root), and `*nspace_withdrawn`
+// (if not NULL) is set true; it is set false otherwise. An error means neither could be
+// published: clients may still read the older value.
+//
+// # Safety
+// `s` a handle; `proc` a valid `pmix_proc_t`; `key` NUL-terminated; `nspace_withdrawn` NULL
+// or a valid location.
+pmix_status_t rshm_server_withdraw(struct rshm_server_t *s,
+                                   const pmix_proc_t *proc,
+                                   const char *key,
+                                   bool *nspace_withdrawn);
+
+// Withdraw the posted table of `nspace` (its job data stays) with a commit that writes only a
+// root, and forget its posted values: call it when a fence's data could not be stored, so
+// that clients ask the next store in line for every posted value of the namespace. Later
+// commits start a new table.
+//
+// # Safety
+// `s` a handle; `nspace` NUL-terminated.
+pmix_status_t rshm_server_withdraw_posted(struct rshm_server_t *s, const char *nspace);
+
 // What a client needs to attach, added to its environment (`PMIx_server_setup_fork`):
 // `RSHM_STORE`, `RSHM_NSPACE`, `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of
 // "NAME=value" strings (as PMIx's setup_fork uses); entries are replaced or appended.

@@ -14,7 +14,7 @@ use abi::c::{c_slice, c_str, check_infos, proc_ref, read_infos, read_value, reg_
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
 use abi::{ffi_or, ffi_ptr, ffi_status, AbiError};
 
-use crate::server::{PostedValue, Server, ServerOptions};
+use crate::server::{PostedValue, Server, ServerOptions, Withdrawn};
 
 /// An open store (opaque to C). Calls on one handle may come from any thread.
 pub struct rshm_server_t {
@@ -259,6 +259,59 @@ pub unsafe extern "C" fn rshm_server_store_fence(
     })
 }
 
+/// Withdraw what `proc` posted under `key`, in every scope, as one generation: call it when
+/// the store could not take a newer value of the key (`rshm_server_store` failed), so that
+/// clients stop reading the older value from the store and ask the next store in line.
+/// Nothing posted under `key` is success.
+///
+/// If that withdrawal cannot be published (a full filesystem), the namespace's whole posted
+/// table is withdrawn instead (a commit writing only a small root), and `*nspace_withdrawn`
+/// (if not NULL) is set true; it is set false otherwise. An error means neither could be
+/// published: clients may still read the older value.
+///
+/// # Safety
+/// `s` a handle; `proc` a valid `pmix_proc_t`; `key` NUL-terminated; `nspace_withdrawn` NULL
+/// or a valid location.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_withdraw(
+    s: *mut rshm_server_t,
+    proc: *const pmix_proc_t,
+    key: *const c_char,
+    nspace_withdrawn: *mut bool,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract for each pointer.
+        let (h, (ns, rank), key) =
+            unsafe { (handle(s)?, proc_ref(proc)?, c_str(key, KEY_BUF - 1)?) };
+        let what = lock(h).withdraw(ns, rank, key)?;
+        // SAFETY: NULL or a valid location (caller contract).
+        if let Some(out) = unsafe { nspace_withdrawn.as_mut() } {
+            *out = what == Withdrawn::Namespace;
+        }
+        Ok(())
+    })
+}
+
+/// Withdraw the posted table of `nspace` (its job data stays) with a commit that writes only a
+/// root, and forget its posted values: call it when a fence's data could not be stored, so
+/// that clients ask the next store in line for every posted value of the namespace. Later
+/// commits start a new table.
+///
+/// # Safety
+/// `s` a handle; `nspace` NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_withdraw_posted(
+    s: *mut rshm_server_t,
+    nspace: *const c_char,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract.
+        let (h, ns) = unsafe { (handle(s)?, c_str(nspace, NSPACE_BUF - 1)?) };
+        lock(h).withdraw_posted(ns)?;
+        Ok(())
+    })
+}
+
 /// What a client needs to attach, added to its environment (`PMIx_server_setup_fork`):
 /// `RSHM_STORE`, `RSHM_NSPACE`, `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of
 /// "NAME=value" strings (as PMIx's setup_fork uses); entries are replaced or appended.
@@ -387,6 +440,68 @@ mod tests {
         assert_eq!(resources(), PMIX_SUCCESS, "{}", abi::last_error());
         // SAFETY: `s` is open and not used again.
         assert_eq!(unsafe { rshm_server_close(s) }, PMIX_SUCCESS);
+    }
+
+    #[test]
+    fn a_refused_value_is_withdrawn_so_the_older_one_is_no_longer_read() {
+        use gds::jobdata::TargetRank;
+        let (_dir, s) = open();
+        let mut proc = pmix_proc_t {
+            nspace: [0; NSPACE_BUF],
+            rank: 0,
+        };
+        for (d, b) in proc.nspace.iter_mut().zip(b"ns") {
+            *d = *b as c_char;
+        }
+        let key = c"k";
+        let mut v1 = abi::c::zeroed_value();
+        abi::c::write_value(&mut v1, &Value::String("v1".into())).expect("value");
+        // A PMIX_DATA_BUFFER (65): a type the store does not hold.
+        let mut buffer = abi::c::zeroed_value();
+        buffer.type_ = 65;
+        let read = || {
+            // SAFETY: `s` is an open handle; its path is a NUL-terminated string.
+            let path = unsafe { std::ffi::CStr::from_ptr(rshm_server_path(s)) };
+            let r = gds::Reader::attach(std::path::Path::new(path.to_str().unwrap())).unwrap();
+            let pin = r.pin();
+            let t = r.table(&pin, "ns", gds::part::POSTED).unwrap();
+            gds::modex::get(t, TargetRank::Rank(0), "k", true, None).map(|v| v.to_value())
+        };
+        let mut whole = true;
+        // SAFETY: (every call) `s` is open; `proc`, `key` and the values are valid.
+        unsafe {
+            assert_eq!(
+                rshm_server_store(s, &proc, 3, key.as_ptr(), &v1),
+                PMIX_SUCCESS
+            );
+            assert_ne!(
+                rshm_server_store(s, &proc, 3, key.as_ptr(), &buffer),
+                PMIX_SUCCESS
+            );
+            // Refused: the store still holds the older value, until it is withdrawn.
+            assert_eq!(read().unwrap(), Value::String("v1".into()));
+            assert_eq!(
+                rshm_server_withdraw(s, &proc, key.as_ptr(), &mut whole),
+                PMIX_SUCCESS
+            );
+            assert!(!whole);
+            assert!(matches!(read(), Err(gds::Error::NotFound)));
+            assert_eq!(
+                rshm_server_withdraw(s, &proc, key.as_ptr(), core::ptr::null_mut()),
+                PMIX_SUCCESS
+            );
+            assert_eq!(
+                rshm_server_withdraw(s, &proc, core::ptr::null(), core::ptr::null_mut()),
+                PMIX_ERR_BAD_PARAM
+            );
+            assert_eq!(rshm_server_withdraw_posted(s, c"ns".as_ptr()), PMIX_SUCCESS);
+            assert_eq!(
+                rshm_server_withdraw_posted(s, core::ptr::null()),
+                PMIX_ERR_BAD_PARAM
+            );
+            abi::c::destruct_value(&mut v1);
+            assert_eq!(rshm_server_close(s), PMIX_SUCCESS);
+        }
     }
 
     #[test]

@@ -88,6 +88,15 @@ pub struct Server {
     resources: Option<Resources>,
 }
 
+/// What [`Server::withdraw`] withdrew.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Withdrawn {
+    /// The key, in every scope (or there was nothing to withdraw).
+    Key,
+    /// The namespace's whole posted table: the key's could not be published.
+    Namespace,
+}
+
 /// One value of a fence's collected data (or of a commit).
 pub struct PostedValue {
     pub nspace: String,
@@ -200,6 +209,52 @@ impl Server {
         for (ns, posted) in next {
             self.posted.insert(ns.to_owned(), posted);
         }
+        Ok(())
+    }
+
+    /// Withdraw what `rank` of `ns` posted under `key`, in every scope, as one generation: for
+    /// a key whose newer value the store could not take (a type it does not hold, a full
+    /// filesystem), so that clients stop reading the older value here and ask the next store
+    /// in line. Like [`Server::store`], applied to a copy kept only once published.
+    ///
+    /// If that publication fails (it writes the namespace's posted table anew), the whole
+    /// posted table of `ns` is withdrawn instead (a commit that writes only a root), and
+    /// forgotten: its values are then all found elsewhere, and later commits start a new
+    /// table. Returns which of the two happened; an error only when neither could be
+    /// published, and then the older value may still be read here.
+    pub fn withdraw(&mut self, ns: &str, rank: u32, key: &str) -> Result<Withdrawn> {
+        let Some(current) = self.posted.get(ns) else {
+            // Nothing posted in `ns`: nothing to withdraw (the rank is still checked).
+            Posted::new().withdraw(rank, key)?;
+            return Ok(Withdrawn::Key);
+        };
+        let mut posted = current.clone();
+        if !posted.withdraw(rank, key)? {
+            return Ok(Withdrawn::Key);
+        }
+        let published = (|| {
+            let mut tx = self.writer.begin();
+            tx.put_table(ns, part::POSTED, posted.table())?;
+            tx.commit()
+        })();
+        match published {
+            Ok(_) => {
+                self.posted.insert(ns.to_owned(), posted);
+                Ok(Withdrawn::Key)
+            }
+            Err(key_err) => {
+                self.withdraw_posted(ns).map_err(|_| key_err)?;
+                Ok(Withdrawn::Namespace)
+            }
+        }
+    }
+
+    /// Withdraw the posted table of `ns` (its job data stays) and forget its posted values.
+    pub fn withdraw_posted(&mut self, ns: &str) -> Result<()> {
+        let mut tx = self.writer.begin();
+        tx.remove_table(ns, part::POSTED)?;
+        tx.commit()?;
+        self.posted.remove(ns);
         Ok(())
     }
 

@@ -25,6 +25,8 @@
  *             for the attribute in pmix_common.h
  *   put <local|remote|global> <key> <value...>   PMIx_Put of a string
  *       value ("%r" in the value is replaced by our rank)
+ *   putbuf <local|remote|global> <key> <value...>  the same as a PMIX_DATA_BUFFER holding
+ *       the value's bytes (a type rshm does not store)
  *   commit                                       PMIx_Commit
  *   fence [nocollect]                            PMIx_Fence over the
  *       whole nspace, with PMIX_COLLECT_DATA=true unless 'nocollect'
@@ -500,7 +502,7 @@ static void print_status(const char *what, pmix_status_t rc)
     emit(buf, len);
 }
 
-static int do_put(char **tok, int ntok)
+static int do_put(char **tok, int ntok, bool as_buffer)
 {
     pmix_scope_t scope;
     pmix_value_t v;
@@ -540,10 +542,25 @@ static int do_put(char **tok, int ntok)
     }
     fclose(out);
     PMIX_VALUE_CONSTRUCT(&v);
-    v.type = PMIX_STRING;
-    v.data.string = buf;
-    rc = PMIx_Put(scope, resolve_key(tok[2]), &v);
-    PMIX_VALUE_DESTRUCT(&v);
+    if (as_buffer) {
+        /* the buffer takes the string's bytes; PMIx_Put copies the value */
+        pmix_data_buffer_t *db;
+        PMIX_DATA_BUFFER_CREATE(db);
+        if (NULL == db) {
+            free(buf);
+            return -1;
+        }
+        PMIX_DATA_BUFFER_LOAD(db, buf, len);
+        v.type = PMIX_DATA_BUFFER;
+        v.data.dbuf = db;
+        rc = PMIx_Put(scope, resolve_key(tok[2]), &v);
+        PMIX_DATA_BUFFER_RELEASE(db);
+    } else {
+        v.type = PMIX_STRING;
+        v.data.string = buf;
+        rc = PMIx_Put(scope, resolve_key(tok[2]), &v);
+        PMIX_VALUE_DESTRUCT(&v);
+    }
     if (0 > asprintf(&label, "put:%s", tok[2])) {
         return -1;
     }
@@ -628,7 +645,7 @@ int main(int argc, char **argv)
             continue;
         }
         int bad;
-        if (direct && (!strcmp(tok[0], "put") || !strcmp(tok[0], "commit") || !strcmp(tok[0], "fence"))) {
+        if (direct && (!strcmp(tok[0], "put") || !strcmp(tok[0], "putbuf") || !strcmp(tok[0], "commit") || !strcmp(tok[0], "fence"))) {
             bad = -1;
         } else if (!strcmp(tok[0], "stats")) {
             bad = do_stats();
@@ -636,8 +653,8 @@ int main(int argc, char **argv)
             bad = do_firstget();
         } else if (!strcmp(tok[0], "du")) {
             bad = do_du(tok, ntok);
-        } else if (!strcmp(tok[0], "put")) {
-            bad = do_put(tok, ntok);
+        } else if (!strcmp(tok[0], "put") || !strcmp(tok[0], "putbuf")) {
+            bad = do_put(tok, ntok, !strcmp(tok[0], "putbuf"));
         } else if (!strcmp(tok[0], "commit")) {
             print_status("commit", PMIx_Commit());
             bad = 0;

@@ -8,7 +8,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::jobdata::keys::is_reserved;
@@ -85,8 +85,8 @@ const UNDEF_INDEX: &str = "rshm.undef:";
 #[derive(Default, Clone)]
 pub struct Posted {
     table: TableBuilder,
-    /// Keys already in the RANK_UNDEF index (it records the first poster of each key).
-    indexed: HashSet<Box<str>>,
+    /// Keys in the RANK_UNDEF index, with the rank it names (the key's first poster).
+    indexed: HashMap<Box<str>, u32>,
 }
 
 impl Posted {
@@ -109,10 +109,29 @@ impl Posted {
         self.table.insert(scope.realm(rank), key, value)?;
         // Globally unique keys are retrieved with PMIX_RANK_UNDEF (5.1): index who posted them
         // (a key posted by many ranks is not globally unique; its first poster stands).
-        if !self.indexed.contains(key) {
+        if !self.indexed.contains_key(key) {
             self.index_undef(key.into(), rank)?;
         }
         Ok(())
+    }
+
+    /// Remove what `rank` posted under `key`, in every scope: for a key whose newer value the
+    /// store could not take, so that readers stop finding the older one here. If `rank` is the
+    /// key's RANK_UNDEF poster, that index entry goes too (a reader then finds the key by rank
+    /// only; the next put of the key indexes it again). Returns whether anything was removed.
+    pub fn withdraw(&mut self, rank: u32, key: &str) -> Result<bool> {
+        check_poster(rank)?;
+        let mut removed = false;
+        for scope in Scope::ALL {
+            removed |= self.table.remove(scope.realm(rank), key);
+        }
+        if self.indexed.get(key) == Some(&rank) {
+            self.table
+                .remove(Realm::Meta, &format!("{UNDEF_INDEX}{key}"));
+            self.indexed.remove(key);
+            removed = true;
+        }
+        Ok(removed)
     }
 
     /// Store a fence batch: the same as `put` of each of its values in the order they were
@@ -147,7 +166,7 @@ impl Posted {
         let index = format!("{UNDEF_INDEX}{key}");
         self.table
             .insert(Realm::Meta, &index, &Value::ProcRank(rank))?;
-        self.indexed.insert(key);
+        self.indexed.insert(key, rank);
         Ok(())
     }
 
@@ -294,7 +313,7 @@ impl FenceBatch {
 
     /// The batch as a sorted run for [`TableBuilder::merge_run`], and the keys `indexed` lacks
     /// with their first poster (for the RANK_UNDEF index).
-    fn into_run(self, indexed: &HashSet<Box<str>>) -> (SortedRun, Vec<(Box<str>, u32)>) {
+    fn into_run(self, indexed: &HashMap<Box<str>, u32>) -> (SortedRun, Vec<(Box<str>, u32)>) {
         let FenceBatch {
             keys,
             first_rank,
@@ -305,7 +324,7 @@ impl FenceBatch {
         let newly_indexed = keys
             .iter()
             .zip(first_rank)
-            .filter(|(k, _)| !indexed.contains(*k))
+            .filter(|(k, _)| !indexed.contains_key(*k))
             .map(|(k, r)| (k.clone(), r))
             .collect();
         // Key order: byte order of the keys (the segment's entry order).
