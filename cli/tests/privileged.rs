@@ -76,7 +76,8 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
+        // Lazily: a reader dropped a moment ago may still hold a mapping of a file there.
+        let _ = Command::new("umount").arg("-l").arg(self.0.path()).status();
     }
 }
 
