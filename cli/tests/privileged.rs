@@ -6,10 +6,13 @@
 //! to run; elsewhere each prints a `SKIPPED (not root)` line and returns, and
 //! .config/nextest.toml shows that output even though the test passes.
 
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use gds::jobdata::TargetRank;
+use gds::modex;
 use gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 /// Whether the test can run: true as root. Otherwise it fails under CI and says it is skipped
@@ -175,6 +178,79 @@ fn a_failed_store_is_forgotten_not_published_by_the_next_one() {
         matches!(get(1, "big"), Err(Error::NotFound)),
         "a refused value was published by a later store"
     );
+}
+
+/// Fill the filesystem of `dir` with a file, then free `spare` bytes of it.
+fn fill(dir: &Path, spare: u64) -> std::fs::File {
+    let mut f = std::fs::File::create(dir.join("filler")).unwrap();
+    let chunk = [0u8; 4096];
+    while f.write(&chunk).is_ok_and(|n| n > 0) {}
+    let len = f.metadata().unwrap().len();
+    f.set_len(len.saturating_sub(spare)).unwrap();
+    f
+}
+
+fn posted_get(r: &Reader, rank: u32, key: &str) -> gds::Result<Value> {
+    r.refresh().unwrap();
+    let pin = r.pin();
+    let t = r.table(&pin, "ns", part::POSTED)?;
+    modex::get(t, TargetRank::Rank(rank), key, true, None).map(|v| v.to_value())
+}
+
+/// `Server::withdraw` on a full filesystem: when the key's withdrawal cannot be written, the
+/// namespace's posted table is withdrawn with a root-only commit; when not even a root fits,
+/// the call fails and the store is left as it was.
+#[test]
+fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_fails_cleanly() {
+    if !root_for("mount a tmpfs") {
+        return;
+    }
+    let fs = Tmpfs::mount("1m");
+    let mut s = Server::open(ServerOptions {
+        base_dir: Some(fs.0.path().into()),
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    use rshm_server::server::{PostedValue, Server, ServerOptions, Withdrawn};
+    let posted = |rank, key: &str, value| PostedValue {
+        nspace: "ns".into(),
+        rank,
+        scope: gds::modex::Scope::Global as u8,
+        key: key.into(),
+        value,
+    };
+    // A posted table of ~300 KiB: rewriting it needs that much free space.
+    s.store(&[
+        posted(0, "k", Value::String("v1".into())),
+        posted(1, "big", Value::ByteObject(vec![7; 300 << 10])),
+    ])
+    .unwrap();
+    let r = Reader::attach(s.path()).unwrap();
+    assert_eq!(posted_get(&r, 0, "k").unwrap(), Value::String("v1".into()));
+
+    // Not even a root fits: an error, and the store is as it was (the documented limit).
+    let filler = fill(fs.0.path(), 0);
+    let err = s.withdraw("ns", 0, "k").unwrap_err();
+    assert!(matches!(err, Error::OutOfSpace), "{err}");
+    assert_eq!(posted_get(&r, 0, "k").unwrap(), Value::String("v1".into()));
+
+    // Room for a root, not for the table: the namespace's posted table is withdrawn.
+    drop(filler);
+    let filler = fill(fs.0.path(), 64 << 10);
+    assert_eq!(s.withdraw("ns", 0, "k").unwrap(), Withdrawn::Namespace);
+    assert!(matches!(posted_get(&r, 0, "k"), Err(Error::NotFound)));
+    assert!(matches!(posted_get(&r, 1, "big"), Err(Error::NotFound)));
+
+    // Space again: later commits start a new table with only what came after.
+    drop(filler);
+    std::fs::remove_file(fs.0.path().join("filler")).unwrap();
+    s.store(&[posted(2, "n", Value::String("x".into()))])
+        .unwrap();
+    assert_eq!(posted_get(&r, 2, "n").unwrap(), Value::String("x".into()));
+    assert!(matches!(posted_get(&r, 0, "k"), Err(Error::NotFound)));
+    assert!(matches!(posted_get(&r, 1, "big"), Err(Error::NotFound)));
+    drop(r);
+    s.close().unwrap();
 }
 
 const USER: &str = "rshm-test";
