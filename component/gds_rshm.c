@@ -45,6 +45,7 @@
 #include "src/mca/ptl/ptl_types.h"
 #include "src/util/pmix_output.h"
 
+#include "registration.h"
 #include "rshm_client.h"
 #include "rshm_server.h"
 
@@ -523,117 +524,12 @@ static pmix_status_t rshm_fetch(const pmix_proc_t *proc, pmix_scope_t scope, boo
     return append(kvs, key, val);
 }
 
-/* Namespaces whose registration the store refused: their clients are not told about the store
- * (setup_fork), so they decline rshm and run on gds/hash. Guarded by `lock`. */
-typedef struct failed_ns {
-    struct failed_ns *next;
-    char nspace[PMIX_MAX_NSLEN + 1];
-} failed_ns_t;
-static failed_ns_t *failed = NULL;
-
-static bool nspace_failed(const char *nspace)
-{
-    bool found = false;
-    pthread_mutex_lock(&lock);
-    for (failed_ns_t *f = failed; NULL != f; f = f->next) {
-        if (PMIX_CHECK_NSPACE(f->nspace, nspace)) {
-            found = true;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return found;
-}
-
-static void set_nspace_failed(const char *nspace, bool fail)
-{
-    failed_ns_t **pp;
-    pthread_mutex_lock(&lock);
-    for (pp = &failed; NULL != *pp; pp = &(*pp)->next) {
-        if (PMIX_CHECK_NSPACE((*pp)->nspace, nspace)) {
-            if (!fail) {
-                failed_ns_t *gone = *pp;
-                *pp = gone->next;
-                free(gone);
-            }
-            pthread_mutex_unlock(&lock);
-            return;
-        }
-    }
-    if (fail) {
-        failed_ns_t *f = calloc(1, sizeof(*f));
-        if (NULL != f) {
-            pmix_strncpy(f->nspace, nspace, PMIX_MAX_NSLEN);
-            f->next = failed;
-            failed = f;
-        }
-    }
-    pthread_mutex_unlock(&lock);
-}
-
-/* A shallow copy of a registration array without PMIX_STRING values whose string is NULL (Open
- * MPI 4.1 registers PMIX_CPUSET so for unbound processes; the store has no NULL string, and
- * libpmix answers those keys from hash as before). Nested info arrays are copied the same way;
- * free with free_filtered. Returns NULL (and *out_n 0) for an empty result or no memory. */
-static pmix_info_t *filter_infos(const pmix_info_t *info, size_t ninfo, size_t *out_n, bool *nomem)
-{
-    pmix_info_t *out = NULL;
-    size_t n = 0;
-    *out_n = 0;
-    if (0 == ninfo || NULL == info) {
-        return NULL;
-    }
-    out = calloc(ninfo, sizeof(pmix_info_t));
-    if (NULL == out) {
-        *nomem = true;
-        return NULL;
-    }
-    for (size_t i = 0; i < ninfo; i++) {
-        const pmix_value_t *v = &info[i].value;
-        if (PMIX_STRING == v->type && NULL == v->data.string) {
-            continue;
-        }
-        memcpy(&out[n], &info[i], sizeof(pmix_info_t));
-        if (PMIX_DATA_ARRAY == v->type && NULL != v->data.darray
-            && PMIX_INFO == v->data.darray->type) {
-            pmix_data_array_t *da = calloc(1, sizeof(*da));
-            size_t m = 0;
-            if (NULL == da) {
-                *nomem = true;
-                out[n].value.type = PMIX_UNDEF; /* nothing of ours to free in it */
-                break;
-            }
-            da->type = PMIX_INFO;
-            da->array = filter_infos((const pmix_info_t *) v->data.darray->array,
-                                     v->data.darray->size, &m, nomem);
-            da->size = m;
-            out[n].value.data.darray = da;
-        }
-        n++;
-    }
-    *out_n = n;
-    return out;
-}
-
-static void free_filtered(pmix_info_t *info, size_t ninfo)
-{
-    for (size_t i = 0; i < ninfo; i++) {
-        if (PMIX_DATA_ARRAY == info[i].value.type && NULL != info[i].value.data.darray
-            && PMIX_INFO == info[i].value.data.darray->type) {
-            free_filtered((pmix_info_t *) info[i].value.data.darray->array,
-                          info[i].value.data.darray->size);
-            free(info[i].value.data.darray);
-        }
-    }
-    free(info);
-}
-
 /* Server, in the host's thread, for every child: RSHM_STORE, RSHM_NSPACE, RSHM_RANK. */
 static pmix_status_t rshm_setup_fork(const pmix_proc_t *proc, char ***env)
 {
     rshm_server_t *s = server_store();
     pmix_status_t rc;
-    if (NULL == s || nspace_failed(proc->nspace)) {
+    if (NULL == s || rshm_nspace_failed(proc->nspace)) {
         return PMIX_SUCCESS;
     }
     rc = rshm_server_setup_fork(s, proc, env);
@@ -659,15 +555,15 @@ static pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, p
     {
         size_t n = 0;
         bool nomem = false;
-        pmix_info_t *copy = filter_infos(info, ninfo, &n, &nomem);
+        pmix_info_t *copy = rshm_filter_infos(info, ninfo, &n, &nomem);
         rc = nomem ? PMIX_ERR_NOMEM : rshm_server_register_nspace(s, nspace, (int) nlocalprocs, copy, n);
         if (NULL != copy) {
-            free_filtered(copy, n);
+            rshm_free_filtered(copy, n);
         }
     }
     /* A refused registration: its clients are not told about the store (setup_fork), so they
      * decline rshm and the job runs on gds/hash. */
-    set_nspace_failed(nspace, PMIX_SUCCESS != rc);
+    rshm_set_nspace_failed(nspace, PMIX_SUCCESS != rc);
     if (PMIX_SUCCESS != rc) {
         log_error("register_nspace (its clients will use hash)", rc, true);
     }
@@ -680,7 +576,7 @@ static pmix_status_t rshm_del_nspace(const char *nspace)
     rshm_server_t *s = open_server();
     if (is_server() && NULL != s) {
         rshm_server_deregister_nspace(s, nspace);
-        set_nspace_failed(nspace, false);
+        rshm_set_nspace_failed(nspace, false);
     }
     return PMIX_SUCCESS;
 }
