@@ -3,6 +3,8 @@
 //! readers killed at random points, or stopped while holding a pin, never block or corrupt the
 //! writer.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -86,10 +88,7 @@ fn whole_generation(store: &Path) -> Option<u64> {
 #[test]
 fn a_writer_killed_anywhere_leaves_the_last_whole_generation_and_is_swept() {
     const KILLS: usize = 100;
-    let base = tempfile::Builder::new()
-        .prefix("rshm-crash-")
-        .tempdir_in("/dev/shm")
-        .unwrap();
+    let base = common::base("rshm-crash-");
     let mut published = 0;
     for delay in delays(KILLS) {
         let (mut child, store, out) = start_writer(base.path());
@@ -136,16 +135,7 @@ fn a_writer_killed_anywhere_leaves_the_last_whole_generation_and_is_swept() {
 
 #[test]
 fn readers_killed_mid_read_leave_the_writer_nothing_to_keep() {
-    let base = tempfile::Builder::new()
-        .prefix("rshm-crash-")
-        .tempdir_in("/dev/shm")
-        .unwrap();
-    let mut w = Writer::create(StoreOptions {
-        base_dir: Some(base.path().to_path_buf()),
-        sweep: false,
-        ..StoreOptions::default()
-    })
-    .unwrap();
+    let (_base, mut w) = common::store("rshm-crash-");
     let mut t = gds::TableBuilder::new();
     t.insert(Realm::Job, "k", &gds::Value::Uint32(1)).unwrap();
     let mut tx = w.begin();
@@ -199,16 +189,7 @@ fn signal(child: &Child, sig: rustix::process::Signal) {
 #[test]
 fn a_stopped_reader_holding_a_pin_never_blocks_the_writer() {
     const GENERATIONS: u32 = 200;
-    let base = tempfile::Builder::new()
-        .prefix("rshm-crash-")
-        .tempdir_in("/dev/shm")
-        .unwrap();
-    let mut w = Writer::create(StoreOptions {
-        base_dir: Some(base.path().to_path_buf()),
-        sweep: false,
-        ..StoreOptions::default()
-    })
-    .unwrap();
+    let (_base, mut w) = common::store("rshm-crash-");
     let commit = |w: &mut Writer, k: u32| {
         let mut t = gds::TableBuilder::new();
         t.insert(Realm::Job, "k", &gds::Value::Uint32(k)).unwrap();

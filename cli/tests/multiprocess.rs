@@ -1,27 +1,19 @@
 //! What a writer publishes is read by a separate process (the `rshm` binary, not a fork of the
 //! test harness), and the main job runs end to end.
 
+mod common;
+
+use common::opts;
 use std::process::Command;
 
-use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
+use gds::{part, Realm, TableBuilder, Value, Writer};
 
 fn rshm() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rshm"))
 }
 
 fn base() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("rshm-cli-test-")
-        .tempdir_in("/dev/shm")
-        .expect("temp dir")
-}
-
-fn opts(base: &std::path::Path) -> StoreOptions {
-    StoreOptions {
-        base_dir: Some(base.to_path_buf()),
-        sweep: false,
-        ..StoreOptions::default()
-    }
+    common::base("rshm-cli-test-")
 }
 
 fn get(store: &std::path::Path, realm: &str, key: &str) -> (bool, String) {

@@ -1,23 +1,16 @@
 //! `rshm dump STORE | head`: a reader that closes the pipe early ends the listing quietly
 //! (status 0, nothing on stderr), as `ls | head` shells expect, not with a panic.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
+use gds::{part, Realm, TableBuilder, Value};
 
 #[test]
 fn dump_into_a_pipe_closed_early_exits_quietly() {
-    let base = tempfile::Builder::new()
-        .prefix("rshm-pipe-")
-        .tempdir_in("/dev/shm")
-        .unwrap();
-    let mut w = Writer::create(StoreOptions {
-        base_dir: Some(base.path().to_path_buf()),
-        sweep: false,
-        ..StoreOptions::default()
-    })
-    .unwrap();
+    let (_base, mut w) = common::store("rshm-pipe-");
     // Far more listing than a pipe holds (64 KiB): the dump is still writing when the
     // reader goes.
     let mut t = TableBuilder::new();
