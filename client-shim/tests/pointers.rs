@@ -4,6 +4,9 @@
 //! libpmix client under the preload cannot) must not keep one copy per Get or one mapping per
 //! generation.
 
+#[path = "../../gds/tests/support/mappings.rs"]
+mod mappings;
+
 use gds::jobdata::Decision;
 use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 use rshm_client::Client;
@@ -22,15 +25,6 @@ fn publish(w: &mut Writer, g: u64) {
     let mut tx = w.begin();
     tx.put_table("ns", part::DATA, &t).unwrap();
     tx.commit().unwrap();
-}
-
-/// This process's mappings of files of `store` that were unlinked.
-fn deleted_mappings(store: &std::path::Path) -> usize {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    let dir = store.to_string_lossy();
-    maps.lines()
-        .filter(|l| l.contains(dir.as_ref()) && l.ends_with("(deleted)"))
-        .count()
 }
 
 #[test]
@@ -67,7 +61,7 @@ fn pointer_values_are_held_once_per_key_across_gets_and_generations() {
             ask(1, "test.fixed");
             ask(u32::MAX - 1, "test.gen");
         }
-        worst_mapped = worst_mapped.max(deleted_mappings(w.path()));
+        worst_mapped = worst_mapped.max(mappings::deleted_mappings(w.path()));
     }
     let held = c.release_pointers();
     assert!(held <= 3, "{held} pointer values held for 3 keys");

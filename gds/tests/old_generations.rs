@@ -4,6 +4,9 @@
 
 mod common;
 
+#[path = "support/mappings.rs"]
+mod mappings;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -35,15 +38,6 @@ fn publish(w: &mut Writer, g: u64) {
     tx.commit().unwrap();
 }
 
-/// This process's mappings of files of `store` that were unlinked.
-fn deleted_mappings(store: &std::path::Path) -> usize {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    let dir = store.to_string_lossy();
-    maps.lines()
-        .filter(|l| l.contains(dir.as_ref()) && l.ends_with("(deleted)"))
-        .count()
-}
-
 fn read_gen(r: &Reader) -> u64 {
     let pin = r.pin();
     r.get(&pin, "ns", part::DATA, Realm::Job, "gen")
@@ -63,7 +57,7 @@ fn a_reader_that_reads_after_every_publication_maps_a_bounded_number_of_old_gene
     for g in 2..=400 {
         publish(&mut w, g);
         assert_eq!(read_gen(&r), g);
-        worst = worst.max(deleted_mappings(w.path()));
+        worst = worst.max(mappings::deleted_mappings(w.path()));
     }
     assert!(
         worst <= BOUND,
@@ -105,7 +99,7 @@ fn a_reader_thread_that_stops_reading_lets_its_old_generations_go_when_another_r
     for g in 41..=300 {
         publish(&mut w, g);
         assert_eq!(read_gen(&r), g);
-        worst = worst.max(deleted_mappings(w.path()));
+        worst = worst.max(mappings::deleted_mappings(w.path()));
     }
     stop.store(true, Ordering::Relaxed);
     sleeper.join().unwrap();
