@@ -6,7 +6,7 @@
 
 mod common;
 
-use gds::jobdata::policy::RANK_VALID;
+use gds::jobdata::query::RANK_VALID;
 use gds::jobdata::query::{RANK_UNDEF, RANK_WILDCARD};
 use gds::jobdata::{self, Decision, Directives, Pass, Qualifiers};
 use gds::modex::{Posted, Scope};

@@ -74,6 +74,7 @@
 
 #![forbid(unsafe_code)]
 
+use super::query::RANK_VALID;
 use crate::error::{Error, Result};
 
 /// Most ranks one proc map may expand to, summed over all nodes.
@@ -85,7 +86,6 @@ pub(crate) const MAX_NODES: u64 = 1 << 20;
 const MAX_NAME_BYTES: u64 = 1 << 26;
 /// Longest host name accepted: the DNS limit (253) rounded up to what `char[256]` buffers hold.
 const MAX_NAME_LEN: usize = 255;
-pub(crate) use super::query::RANK_VALID;
 
 // Which map an error message is about.
 const NODE_MAP: &str = "node map";

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::keys;
 use super::node_names;
-use super::query::{Qualifiers, TargetRank, RANK_WILDCARD};
+use super::query::{Qualifiers, TargetRank, RANK_VALID, RANK_WILDCARD};
 use super::resolve::{get_by_rules, get_plain, is_local};
 use super::resources;
 use crate::error::Error;
@@ -28,8 +28,6 @@ use crate::part;
 use crate::reader::{Pin, Reader};
 use crate::table::TableView;
 use crate::valueref::ValueRef;
-
-pub use super::query::RANK_VALID;
 
 /// The directives of a PMIx_Get that decide how it is answered (5.4.2, 6.1). The return mode
 /// (`PMIX_GET_STATIC_VALUES`, `PMIX_GET_POINTER_VALUES`) and `PMIX_TIMEOUT` are not here: they

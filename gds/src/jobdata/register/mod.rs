@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 
 use super::keys::meta;
-use super::maps::RANK_VALID;
+use super::query::RANK_VALID;
 use crate::error::{try_vec, Error, Result};
 use crate::layout::Realm;
 use crate::prefault::Prefault;

@@ -10,7 +10,8 @@ use super::read_ahead::{helper_threads, READ_BLOCK};
 use crate::bytes::same_bytes;
 use crate::error::Result;
 use crate::jobdata::keys;
-use crate::jobdata::maps::{parse_node_map, parse_proc_map, RANK_VALID};
+use crate::jobdata::maps::{parse_node_map, parse_proc_map};
+use crate::jobdata::query::RANK_VALID;
 
 /// Pass 1: what must be known before anything is stored (the maps, the session, the nodes).
 pub(super) struct ScanPlan<'a, I> {
