@@ -22,7 +22,8 @@ pub use abi::env;
 pub struct Client {
     reader: Reader,
     me: Option<(String, u32)>,
-    /// PMIX_GET_POINTER_VALUES answers, by the hash of what was asked ([`Asked`]).
+    /// PMIX_GET_POINTER_VALUES answers, by the hash of what was asked ([`Asked`]): a lookup
+    /// by borrowed strings, where a map keyed by owned ones would allocate on every Get.
     pointers: Mutex<HashMap<u64, Vec<Held>>>,
 }
 
