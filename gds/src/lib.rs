@@ -86,7 +86,7 @@ pub use table::{ColumnShape, KeyTag, TableBuilder, TableView};
 #[cfg(not(gds_loom))]
 pub use valueref::ValueRef;
 #[cfg(not(gds_loom))]
-pub use writer::{StoreOptions, Transaction, Writer};
+pub use writer::{StoreOptions, Transaction, Writer, WriterStats};
 
 /// Table part numbers of a namespace (format.md section 5, `part`).
 pub mod part {

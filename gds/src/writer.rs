@@ -58,6 +58,18 @@ pub struct Writer {
     tables: BTreeMap<(String, u32), (u32, u64)>,
     nsids: HashMap<String, u32>,
     next_nsid: u32,
+    stats: WriterStats,
+}
+
+/// What a writer has published so far (benches, diagnostics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Root generations published (one per committed transaction).
+    pub publications: u64,
+    /// Bytes of the files written by committed transactions (tables and roots).
+    pub bytes_written: u64,
+    /// Files written by committed transactions (tables and roots).
+    pub files_written: u64,
 }
 
 impl Writer {
@@ -92,6 +104,7 @@ impl Writer {
             tables: BTreeMap::new(),
             nsids: HashMap::new(),
             next_nsid: 1,
+            stats: WriterStats::default(),
         })
     }
 
@@ -109,6 +122,11 @@ impl Writer {
     /// The current (published) root generation; 0 before the first commit.
     pub fn root_generation(&self) -> u64 {
         self.root_gen
+    }
+
+    /// What this writer has published so far.
+    pub fn stats(&self) -> WriterStats {
+        self.stats
     }
 
     /// The namespaces of the published root.
@@ -160,7 +178,8 @@ impl Drop for Writer {
 pub struct Transaction<'w> {
     writer: &'w mut Writer,
     /// Files written by this transaction, not yet referenced by any published root.
-    written: Vec<String>,
+    /// With their lengths (counted in the writer's stats once committed).
+    written: Vec<(String, u64)>,
     puts: Vec<(String, u32, u32, u64)>,
     removes: Vec<String>,
     /// Single tables removed: (namespace, part).
@@ -181,7 +200,7 @@ impl Transaction<'_> {
             let (_, _, nsid, gen) = self.puts.remove(pos);
             let name = table_name(nsid, part, gen);
             self.writer.dir().unlink(&name)?;
-            self.written.retain(|n| *n != name);
+            self.written.retain(|(n, _)| *n != name);
         }
         let w = &mut *self.writer;
         let nsid = match w.nsids.get(ns) {
@@ -207,7 +226,7 @@ impl Transaction<'_> {
         segment::create_streamed(w.dir(), &name, plan.total_len(), w.own, |file| {
             plan.write(file, gen)
         })?;
-        self.written.push(name);
+        self.written.push((name, plan.total_len() as u64));
         self.removes.retain(|r| r != ns);
         self.part_removes.retain(|r| !(r.0 == ns && r.1 == part));
         self.puts.push((ns.to_owned(), part, nsid, gen));
@@ -222,7 +241,7 @@ impl Transaction<'_> {
             let (_, _, nsid, gen) = self.puts.remove(pos);
             let name = table_name(nsid, part, gen);
             self.writer.dir().unlink(&name)?;
-            self.written.retain(|n| *n != name);
+            self.written.retain(|(n, _)| *n != name);
         }
         self.part_removes.push((ns.to_owned(), part));
         Ok(())
@@ -267,6 +286,10 @@ impl Transaction<'_> {
             .atomic_u64(ROOT_GEN_OFF)
             .ok_or(Error::Corrupt("anchor"))?;
         protocol::publish_root(word, gen);
+        w.stats.publications += 1;
+        w.stats.bytes_written +=
+            self.written.iter().map(|(_, len)| len).sum::<u64>() + bytes.len() as u64;
+        w.stats.files_written += self.written.len() as u64 + 1;
         // P5: unlink what the new root no longer names. Readers that mapped them keep them.
         let mut stale: Vec<String> = Vec::new();
         if w.root_gen != 0 {
@@ -316,7 +339,7 @@ impl Transaction<'_> {
 
 impl Drop for Transaction<'_> {
     fn drop(&mut self) {
-        for name in self.written.drain(..) {
+        for (name, _) in self.written.drain(..) {
             let _ = self.writer.dir().unlink(&name);
         }
     }

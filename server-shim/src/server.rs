@@ -127,6 +127,11 @@ impl Server {
         self.writer.path()
     }
 
+    /// What the store has published so far (generations, bytes and files written).
+    pub fn stats(&self) -> gds::WriterStats {
+        self.writer.stats()
+    }
+
     /// This node's name, as registrations are read against.
     pub fn local_host(&self) -> &str {
         &self.local_host
