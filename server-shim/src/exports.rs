@@ -464,8 +464,8 @@ mod tests {
             let path = unsafe { std::ffi::CStr::from_ptr(rshm_server_path(s)) };
             let r = gds::Reader::attach(std::path::Path::new(path.to_str().unwrap())).unwrap();
             let pin = r.pin();
-            let t = r.table(&pin, "ns", gds::part::POSTED).unwrap();
-            gds::modex::get(t, TargetRank::Rank(0), "k", true, None).map(|v| v.to_value())
+            gds::modex::find(&r, &pin, "ns", TargetRank::Rank(0), "k", |_| true, None)
+                .map(|(v, _)| v.to_value())
         };
         let mut whole = true;
         // SAFETY: (every call) `s` is open; `proc`, `key` and the values are valid.

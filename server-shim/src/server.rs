@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gds::jobdata::{self, keys, Resources};
-use gds::modex::{FenceBatch, Posted, Scope};
+use gds::modex::{FenceBatch, PostedParts, Scope};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
 /// The environment a client needs to attach (setup_fork), named once in `abi`.
@@ -84,7 +84,7 @@ fn kernel_hostname() -> String {
 pub struct Server {
     writer: Writer,
     local_host: String,
-    posted: HashMap<String, Posted>,
+    posted: HashMap<String, PostedParts>,
     resources: Option<Resources>,
 }
 
@@ -198,21 +198,24 @@ impl Server {
             };
             batches[i].1.put(v.rank, scope, &v.key, &v.value)?;
         }
-        // Applied to copies, kept only once published: a batch that cannot be written (a full
-        // filesystem) is forgotten, not left to be published by the next call.
-        let mut next: Vec<(&str, Posted)> = Vec::with_capacity(batches.len());
+        // Staged (the tables each namespace's change rewrites, built apart), kept only once
+        // published: a batch that cannot be written (a full filesystem) is forgotten, not left
+        // to be published by the next call.
+        let mut staged = Vec::with_capacity(batches.len());
         for (ns, batch) in batches {
-            let mut posted = self.posted.get(ns).cloned().unwrap_or_default();
-            posted.apply(batch)?;
-            next.push((ns, posted));
+            let change = match self.posted.get(ns) {
+                Some(p) => p.stage(batch)?,
+                None => PostedParts::new().stage(batch)?,
+            };
+            staged.push((ns, change));
         }
         let mut tx = self.writer.begin();
-        for (ns, posted) in &next {
-            tx.put_table(ns, part::POSTED, posted.table())?;
+        for (ns, change) in &staged {
+            PostedParts::publish(change, &mut tx, ns)?;
         }
         tx.commit()?;
-        for (ns, posted) in next {
-            self.posted.insert(ns.to_owned(), posted);
+        for (ns, change) in staged {
+            self.posted.entry(ns.to_owned()).or_default().accept(change);
         }
         Ok(())
     }
@@ -228,23 +231,24 @@ impl Server {
     /// table. Returns which of the two happened; an error only when neither could be
     /// published, and then the older value may still be read here.
     pub fn withdraw(&mut self, ns: &str, rank: u32, key: &str) -> Result<Withdrawn> {
-        let Some(current) = self.posted.get(ns) else {
+        let change = match self.posted.get(ns) {
+            Some(p) => p.stage_withdraw(rank, key)?,
             // Nothing posted in `ns`: nothing to withdraw (the rank is still checked).
-            Posted::new().withdraw(rank, key)?;
+            None => PostedParts::new().stage_withdraw(rank, key)?,
+        };
+        let Some(change) = change else {
             return Ok(Withdrawn::Key);
         };
-        let mut posted = current.clone();
-        if !posted.withdraw(rank, key)? {
-            return Ok(Withdrawn::Key);
-        }
         let published = (|| {
             let mut tx = self.writer.begin();
-            tx.put_table(ns, part::POSTED, posted.table())?;
+            PostedParts::publish(&change, &mut tx, ns)?;
             tx.commit()
         })();
         match published {
             Ok(_) => {
-                self.posted.insert(ns.to_owned(), posted);
+                if let Some(p) = self.posted.get_mut(ns) {
+                    p.accept(change);
+                }
                 Ok(Withdrawn::Key)
             }
             Err(key_err) => {
@@ -254,10 +258,13 @@ impl Server {
         }
     }
 
-    /// Withdraw the posted table of `ns` (its job data stays) and forget its posted values.
+    /// Withdraw the posted tables of `ns` (its job data stays) and forget its posted values.
     pub fn withdraw_posted(&mut self, ns: &str) -> Result<()> {
         let mut tx = self.writer.begin();
-        tx.remove_table(ns, part::POSTED)?;
+        match self.posted.get(ns) {
+            Some(p) => p.remove_all(&mut tx, ns)?,
+            None => PostedParts::new().remove_all(&mut tx, ns)?,
+        }
         tx.commit()?;
         self.posted.remove(ns);
         Ok(())
