@@ -163,28 +163,43 @@ static pmix_status_t rshm_init(pmix_info_t info[], size_t ninfo)
     return PMIX_SUCCESS;
 }
 
-/* RSHM_GDS_STATS=<dir>: a client writes "answered N\npassed M\n" to <dir>/<pid> at finalize. */
+/* RSHM_GDS_STATS=<dir>: at finalize a client writes "answered N\npassed M\n" to <dir>/<pid>,
+ * a server "publications N\nbytes_written B\nfiles_written F\n" (what its store published) to
+ * <dir>/server-<pid>. Called under `lock`. */
 static void write_stats(void)
 {
     const char *dir = getenv("RSHM_GDS_STATS");
+    rshm_server_stats_t st;
     char path[4096];
     FILE *f;
-    if (NULL == dir || !client_attached) {
+    if (NULL == dir) {
         return;
     }
-    snprintf(path, sizeof(path), "%s/%d", dir, (int) getpid());
-    f = fopen(path, "w");
-    if (NULL != f) {
-        fprintf(f, "answered %lld\npassed %lld\n", (long long) answered, (long long) passed);
-        fclose(f);
+    if (client_attached) {
+        snprintf(path, sizeof(path), "%s/%d", dir, (int) getpid());
+        f = fopen(path, "w");
+        if (NULL != f) {
+            fprintf(f, "answered %lld\npassed %lld\n", (long long) answered, (long long) passed);
+            fclose(f);
+        }
+    }
+    if (NULL != server && PMIX_SUCCESS == rshm_server_stats(server, &st)) {
+        snprintf(path, sizeof(path), "%s/server-%d", dir, (int) getpid());
+        f = fopen(path, "w");
+        if (NULL != f) {
+            fprintf(f, "publications %llu\nbytes_written %llu\nfiles_written %llu\n",
+                    (unsigned long long) st.publications, (unsigned long long) st.bytes_written,
+                    (unsigned long long) st.files_written);
+            fclose(f);
+        }
     }
 }
 
 /* Framework close: remove the server's store; unmap a client's. */
 static void rshm_finalize(void)
 {
-    write_stats();
     pthread_mutex_lock(&lock);
+    write_stats();
     if (client_attached) {
         rshm_client_detach();
         client_attached = false;

@@ -22,6 +22,16 @@ typedef struct rshm_posted_t {
   const pmix_value_t *value;
 } rshm_posted_t;
 
+// What a store has published since it was opened (`rshm_server_stats`).
+typedef struct rshm_server_stats_t {
+  // Generations published: one per registration, commit batch, fence batch or withdrawal.
+  uint64_t publications;
+  // Bytes of the files those publications wrote (tables and roots).
+  uint64_t bytes_written;
+  // Files those publications wrote (tables and roots).
+  uint64_t files_written;
+} rshm_server_stats_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -131,6 +141,12 @@ pmix_status_t rshm_server_withdraw_posted(struct rshm_server_t *s, const char *n
 // `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an
 // array.
 pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s, const pmix_proc_t *proc, char ***env);
+
+// What the store has published so far, written to `*out`.
+//
+// # Safety
+// `s` a handle; `out` a valid location.
+pmix_status_t rshm_server_stats(const struct rshm_server_t *s, struct rshm_server_stats_t *out);
 
 // The calling thread's last error message, NUL-terminated, copied into `buf` (at most `len`
 // bytes, truncated). Returns the message's full length.

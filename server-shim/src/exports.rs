@@ -387,6 +387,41 @@ unsafe fn setenv_array(
     Ok(())
 }
 
+/// What a store has published since it was opened (`rshm_server_stats`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct rshm_server_stats_t {
+    /// Generations published: one per registration, commit batch, fence batch or withdrawal.
+    pub publications: u64,
+    /// Bytes of the files those publications wrote (tables and roots).
+    pub bytes_written: u64,
+    /// Files those publications wrote (tables and roots).
+    pub files_written: u64,
+}
+
+/// What the store has published so far, written to `*out`.
+///
+/// # Safety
+/// `s` a handle; `out` a valid location.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_stats(
+    s: *const rshm_server_t,
+    out: *mut rshm_server_stats_t,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract; a NULL `out` is refused.
+        let (h, out) = unsafe { (handle(s)?, out.as_mut()) };
+        let out = out.ok_or_else(|| AbiError::BadParam("NULL out".into()))?;
+        let st = lock(h).stats();
+        *out = rshm_server_stats_t {
+            publications: st.publications,
+            bytes_written: st.bytes_written,
+            files_written: st.files_written,
+        };
+        Ok(())
+    })
+}
+
 /// The calling thread's last error message, NUL-terminated, copied into `buf` (at most `len`
 /// bytes, truncated). Returns the message's full length.
 ///
