@@ -14,7 +14,7 @@ use abi::c::{c_slice, c_str, check_infos, proc_ref, read_infos, read_value, reg_
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
 use abi::{ffi_or, ffi_ptr, ffi_status, AbiError};
 
-use crate::server::{PostedValue, Server, ServerOptions, Withdrawn};
+use crate::server::{PostedValue, Server, ServerOptions, Unpublished, Withdrawn};
 
 /// An open store (opaque to C). Calls on one handle may come from any thread.
 pub struct rshm_server_t {
@@ -222,6 +222,137 @@ pub unsafe extern "C" fn rshm_server_store(
             value,
         }])?;
         Ok(())
+    })
+}
+
+/// Stage one value a client committed for the next `rshm_server_flush`, which publishes every
+/// staged value as one generation (a commit of K keys is then one generation, not K). `*first`
+/// (if not NULL) is set to whether it is the only staged value: schedule a flush then. A value
+/// the store cannot read (a type it does not hold) is staged as the withdrawal of its key, so
+/// that readers stop finding an older value and ask the next store in line. Values stay
+/// unseen by readers until the flush; any other call that changes posted data flushes first.
+///
+/// # Safety
+/// `s` a handle; `proc` a valid `pmix_proc_t`; `key` NUL-terminated; `value` a valid value;
+/// `first` NULL or a valid location.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_stage(
+    s: *mut rshm_server_t,
+    proc: *const pmix_proc_t,
+    scope: u8,
+    key: *const c_char,
+    value: *const pmix_value_t,
+    first: *mut bool,
+) -> pmix_status_t {
+    ffi_status(|| {
+        if value.is_null() {
+            return Err(AbiError::BadParam("NULL value".into()));
+        }
+        // SAFETY: caller contract for each pointer.
+        let (h, (ns, rank), key) =
+            unsafe { (handle(s)?, proc_ref(proc)?, c_str(key, KEY_BUF - 1)?) };
+        // SAFETY: a valid value (caller contract); one the store cannot read is refused here.
+        let value = unsafe { read_value(value, 0) }.ok();
+        let mut server = lock(h);
+        let only = match value {
+            Some(value) => server.stage(PostedValue {
+                nspace: ns.to_owned(),
+                rank,
+                scope,
+                key: key.to_owned(),
+                value,
+            }),
+            None => server.stage_refused(ns, rank, key),
+        };
+        // SAFETY: NULL or a valid location (caller contract).
+        if let Some(out) = unsafe { first.as_mut() } {
+            *out = only;
+        }
+        Ok(())
+    })
+}
+
+/// Whether values are staged, by a process other than `proc`: `proc`'s commit begins, and the
+/// staged one may be flushed on its own. False for NULL arguments.
+///
+/// # Safety
+/// `s` NULL or a handle; `proc` NULL or a valid `pmix_proc_t`.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_staged_by_other(
+    s: *const rshm_server_t,
+    proc: *const pmix_proc_t,
+) -> bool {
+    ffi_or(false, || {
+        // SAFETY: caller contract.
+        match unsafe { (handle(s), proc_ref(proc)) } {
+            (Ok(h), Ok((ns, rank))) => lock(h).staged_by_other(ns, rank),
+            _ => false,
+        }
+    })
+}
+
+/// `rshm_flushed_t.withdrawn`: nothing could be withdrawn.
+pub const RSHM_WITHDRAWN_NONE: u8 = 0;
+/// `rshm_flushed_t.withdrawn`: every staged key was withdrawn.
+pub const RSHM_WITHDRAWN_KEYS: u8 = 1;
+/// `rshm_flushed_t.withdrawn`: the posted tables of the staged keys' namespaces were withdrawn.
+pub const RSHM_WITHDRAWN_NAMESPACES: u8 = 2;
+
+/// What `rshm_server_flush` did.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct rshm_flushed_t {
+    /// Staged values taken.
+    pub values: usize,
+    /// Values left out because the store refused a value of their key (their keys withdrawn
+    /// in the same generation).
+    pub refused: usize,
+    /// After a failed publication: what was withdrawn instead (`RSHM_WITHDRAWN_*`).
+    pub withdrawn: u8,
+}
+
+/// Publish every staged value as one generation (none if nothing is staged or changes). A
+/// value the store refuses withdraws its key in that generation. When the generation cannot be
+/// published (a full filesystem) the status is that error and every staged key is withdrawn
+/// instead (`withdrawn` `RSHM_WITHDRAWN_KEYS`; failing that, the posted tables of their
+/// namespaces, `RSHM_WITHDRAWN_NAMESPACES`; `RSHM_WITHDRAWN_NONE` if neither could be
+/// published: readers may then find older values of the staged keys).
+///
+/// # Safety
+/// `s` a handle; `out` NULL or a valid location.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_flush(
+    s: *mut rshm_server_t,
+    out: *mut rshm_flushed_t,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract.
+        let h = unsafe { handle(s) }?;
+        let (staged, result) = {
+            let mut server = lock(h);
+            (server.staged(), server.flush())
+        };
+        let report = match &result {
+            Ok(f) => rshm_flushed_t {
+                values: f.values,
+                refused: f.refused,
+                withdrawn: RSHM_WITHDRAWN_NONE,
+            },
+            Err(Unpublished { withdrawn, .. }) => rshm_flushed_t {
+                values: staged,
+                refused: 0,
+                withdrawn: match withdrawn {
+                    Some(Withdrawn::Key) => RSHM_WITHDRAWN_KEYS,
+                    Some(Withdrawn::Namespace) => RSHM_WITHDRAWN_NAMESPACES,
+                    None => RSHM_WITHDRAWN_NONE,
+                },
+            },
+        };
+        // SAFETY: NULL or a valid location (caller contract).
+        if let Some(out) = unsafe { out.as_mut() } {
+            *out = report;
+        }
+        result.map(|_| ()).map_err(|u| u.error.into())
     })
 }
 
@@ -535,6 +666,78 @@ mod tests {
                 PMIX_ERR_BAD_PARAM
             );
             abi::c::destruct_value(&mut v1);
+            assert_eq!(rshm_server_close(s), PMIX_SUCCESS);
+        }
+    }
+
+    #[test]
+    fn staged_values_are_published_by_one_flush_and_counted() {
+        let (_dir, s) = open();
+        let mut proc = pmix_proc_t {
+            nspace: [0; NSPACE_BUF],
+            rank: 0,
+        };
+        for (d, b) in proc.nspace.iter_mut().zip(b"ns") {
+            *d = *b as c_char;
+        }
+        let mut v = abi::c::zeroed_value();
+        abi::c::write_value(&mut v, &Value::String("v".into())).expect("value");
+        // A PMIX_DATA_BUFFER (65): a type the store does not hold.
+        let mut buffer = abi::c::zeroed_value();
+        buffer.type_ = 65;
+        let mut stats = rshm_server_stats_t::default();
+        let mut flushed = rshm_flushed_t::default();
+        let mut first = false;
+        // SAFETY: (every call) `s` is open; `proc`, the keys, values and out locations are valid.
+        unsafe {
+            assert_eq!(rshm_server_stats(s, &mut stats), PMIX_SUCCESS);
+            let before = stats.publications;
+            assert_eq!(
+                rshm_server_stage(s, &proc, 3, c"a".as_ptr(), &v, &mut first),
+                PMIX_SUCCESS
+            );
+            assert!(first);
+            assert_eq!(
+                rshm_server_stage(s, &proc, 1, c"b".as_ptr(), &v, &mut first),
+                PMIX_SUCCESS
+            );
+            assert!(!first);
+            assert_eq!(
+                rshm_server_stage(s, &proc, 3, c"c".as_ptr(), &buffer, core::ptr::null_mut()),
+                PMIX_SUCCESS
+            );
+            assert_eq!(
+                rshm_server_stage(s, &proc, 3, c"d".as_ptr(), core::ptr::null(), &mut first),
+                PMIX_ERR_BAD_PARAM
+            );
+            assert!(!rshm_server_staged_by_other(s, &proc));
+            proc.rank = 1;
+            assert!(rshm_server_staged_by_other(s, &proc));
+            assert!(!rshm_server_staged_by_other(s, core::ptr::null()));
+            assert_eq!(rshm_server_stats(s, &mut stats), PMIX_SUCCESS);
+            assert_eq!(stats.publications, before);
+            assert_eq!(rshm_server_flush(s, &mut flushed), PMIX_SUCCESS);
+            assert_eq!(
+                flushed,
+                rshm_flushed_t {
+                    values: 3,
+                    refused: 1,
+                    withdrawn: RSHM_WITHDRAWN_NONE
+                }
+            );
+            assert_eq!(rshm_server_stats(s, &mut stats), PMIX_SUCCESS);
+            assert_eq!(stats.publications, before + 1);
+            assert!(stats.bytes_written > 0 && stats.files_written > 0);
+            assert_eq!(rshm_server_flush(s, core::ptr::null_mut()), PMIX_SUCCESS);
+            assert_eq!(
+                rshm_server_stats(s, core::ptr::null_mut()),
+                PMIX_ERR_BAD_PARAM
+            );
+            assert_eq!(
+                rshm_server_flush(core::ptr::null_mut(), &mut flushed),
+                PMIX_ERR_BAD_PARAM
+            );
+            abi::c::destruct_value(&mut v);
             assert_eq!(rshm_server_close(s), PMIX_SUCCESS);
         }
     }
