@@ -332,6 +332,26 @@ static pmix_status_t rshm_store_job_info(const char *nspace, pmix_buffer_t *buf)
     return PMIX_SUCCESS;
 }
 
+/* The store could not stage a newer value of (proc, key): withdraw the older one it may hold
+ * (every scope, one generation; if that cannot be published, the namespace's posted table), so
+ * that clients read the key from hash. */
+static void withdraw_key(rshm_server_t *s, const pmix_proc_t *proc, const char *key)
+{
+    bool whole = false;
+    pmix_status_t rc = rshm_server_withdraw(s, proc, key, &whole);
+    if (PMIX_SUCCESS != rc) {
+        char msg[512];
+        rshm_server_last_error(msg, sizeof(msg));
+        pmix_output(0, "gds:rshm: cannot withdraw %s of %s:%u after a failed store: clients of "
+                    "this node may read its older value (%s: %s)",
+                    key, proc->nspace, proc->rank, PMIx_Error_string(rc), msg);
+    } else if (whole) {
+        pmix_output_verbose(1, pmix_gds_base_output,
+                            "gds:rshm: posted data of %s withdrawn (served by hash)",
+                            proc->nspace);
+    }
+}
+
 /* Publish every staged value as one generation (rshm_server_flush). If that fails, the server
  * withdraws the staged keys instead (or the posted data of their namespaces), so that clients
  * read them from hash, never an older value from the store. */
@@ -440,8 +460,11 @@ static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmi
         }
         rc2 = rshm_server_stage(s, proc, scope, kv->key, kv->value, &first);
         if (PMIX_SUCCESS != rc2) {
-            /* nothing staged: a key the store cannot name (too long) has no older value there */
+            /* nothing staged (a key the store cannot name): withdraw the key now, after what
+             * is staged, in case the store holds an older value of it */
             log_error("stage", rc2, true);
+            flush_staged(s);
+            withdraw_key(s, proc, kv->key);
         } else if (first) {
             schedule_flush(s);
         }
