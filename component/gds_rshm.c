@@ -46,6 +46,7 @@
 #include "src/util/pmix_output.h"
 
 #include "registration.h"
+#include "staging.h"
 #include "rshm_client.h"
 #include "rshm_server.h"
 
@@ -73,10 +74,6 @@ static bool server_failed = false;
 static bool client_attached = false;
 /* Client fetches answered from shared memory / left to libpmix (for $RSHM_GDS_STATS). */
 static int64_t answered = 0, passed = 0;
-/* The server's flush of staged values, a zero-delay event on libpmix's progress base
- * (docs/openpmix.md "One generation per commit"). Assigned once, under `lock`. */
-static pmix_event_t flush_ev;
-static bool flush_ev_assigned = false;
 
 static bool is_server(void)
 {
@@ -199,19 +196,13 @@ static void write_stats(void)
     }
 }
 
-static void flush_staged(rshm_server_t *s);
-
 /* Framework close (the progress thread is paused, its base still alive): publish what is
  * staged, remove the server's store; unmap a client's. */
 static void rshm_finalize(void)
 {
     pthread_mutex_lock(&lock);
-    if (flush_ev_assigned) {
-        pmix_event_del(&flush_ev);
-        flush_ev_assigned = false;
-    }
     if (NULL != server) {
-        flush_staged(server);
+        rshm_staging_finalize(server);
     }
     write_stats();
     if (client_attached) {
@@ -332,85 +323,6 @@ static pmix_status_t rshm_store_job_info(const char *nspace, pmix_buffer_t *buf)
     return PMIX_SUCCESS;
 }
 
-/* The store could not stage a newer value of (proc, key): withdraw the older one it may hold
- * (every scope, one generation; if that cannot be published, the namespace's posted table), so
- * that clients read the key from hash. */
-static void withdraw_key(rshm_server_t *s, const pmix_proc_t *proc, const char *key)
-{
-    bool whole = false;
-    pmix_status_t rc = rshm_server_withdraw(s, proc, key, &whole);
-    if (PMIX_SUCCESS != rc) {
-        char msg[512];
-        rshm_server_last_error(msg, sizeof(msg));
-        pmix_output(0, "gds:rshm: cannot withdraw %s of %s:%u after a failed store: clients of "
-                    "this node may read its older value (%s: %s)",
-                    key, proc->nspace, proc->rank, PMIx_Error_string(rc), msg);
-    } else if (whole) {
-        pmix_output_verbose(1, pmix_gds_base_output,
-                            "gds:rshm: posted data of %s withdrawn (served by hash)",
-                            proc->nspace);
-    }
-}
-
-/* Publish every staged value as one generation (rshm_server_flush). If that fails, the server
- * withdraws the staged keys instead (or the posted data of their namespaces), so that clients
- * read them from hash, never an older value from the store. */
-static void flush_staged(rshm_server_t *s)
-{
-    rshm_flushed_t f;
-    pmix_status_t rc = rshm_server_flush(s, &f);
-    if (PMIX_SUCCESS != rc) {
-        char msg[512];
-        rshm_server_last_error(msg, sizeof(msg));
-        if (RSHM_WITHDRAWN_NONE == f.withdrawn) {
-            pmix_output(0, "gds:rshm: cannot publish %zu committed values nor withdraw their "
-                        "keys: clients of this node may read older values (%s: %s)",
-                        f.values, PMIx_Error_string(rc), msg);
-        } else {
-            pmix_output_verbose(1, pmix_gds_base_output,
-                                "gds:rshm: %zu committed values not published, %s withdrawn "
-                                "(served by hash): %s: %s", f.values,
-                                RSHM_WITHDRAWN_KEYS == f.withdrawn ? "their keys"
-                                                                   : "their namespaces' posted data",
-                                PMIx_Error_string(rc), msg);
-        }
-    } else if (0 < f.refused) {
-        pmix_output_verbose(1, pmix_gds_base_output,
-                            "gds:rshm: %zu committed values the store does not hold: their keys "
-                            "withdrawn (served by hash)", f.refused);
-    }
-}
-
-/* The zero-delay event: runs on the progress thread after the event that staged the values
- * (and every event queued before it) has returned. */
-static void flush_cb(int sd, short args, void *cbdata)
-{
-    rshm_server_t *s = open_server();
-    PMIX_HIDE_UNUSED_PARAMS(sd, args, cbdata);
-    if (NULL != s) {
-        flush_staged(s);
-    }
-}
-
-/* Make the flush run once the current progress-thread event returns. Activating an event that
- * is already active does nothing: one flush takes everything staged until it runs. */
-static void schedule_flush(rshm_server_t *s)
-{
-    bool ready;
-    pthread_mutex_lock(&lock);
-    if (!flush_ev_assigned && NULL != pmix_globals.evbase) {
-        pmix_event_assign(&flush_ev, pmix_globals.evbase, -1, EV_WRITE, flush_cb, NULL);
-        flush_ev_assigned = true;
-    }
-    ready = flush_ev_assigned;
-    pthread_mutex_unlock(&lock);
-    if (ready) {
-        pmix_event_active(&flush_ev, EV_WRITE, 1);
-    } else {
-        flush_staged(s);
-    }
-}
-
 /* A fence's data could not be stored: withdraw the posted tables of its namespaces (hash holds
  * every value of them, commits included). */
 static void withdraw_batch(rshm_server_t *s, const rshm_posted_t *items, size_t n)
@@ -435,9 +347,7 @@ static void withdraw_batch(rshm_server_t *s, const rshm_posted_t *items, size_t 
 
 /* Server, per key of a client's commit (LOCAL/GLOBAL data; REMOTE/GLOBAL goes to hash by the
  * core) and of a direct-modex reply, in the progress thread. Kept in the server's hash at once;
- * staged for the store and published as one generation per commit or reply (schedule_flush; a
- * key of another process than the staged ones begins a new commit, so the staged one is
- * published first). */
+ * staged for the store and published as one generation per commit or reply (staging.c). */
 static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_t *kv)
 {
     pmix_gds_base_module_t *hash = hash_module();
@@ -453,21 +363,7 @@ static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmi
     }
     s = server_store();
     if (NULL != s) {
-        bool first = false;
-        pmix_status_t rc2;
-        if (rshm_server_staged_by_other(s, proc)) {
-            flush_staged(s);
-        }
-        rc2 = rshm_server_stage(s, proc, scope, kv->key, kv->value, &first);
-        if (PMIX_SUCCESS != rc2) {
-            /* nothing staged (a key the store cannot name): withdraw the key now, after what
-             * is staged, in case the store holds an older value of it */
-            log_error("stage", rc2, true);
-            flush_staged(s);
-            withdraw_key(s, proc, kv->key);
-        } else if (first) {
-            schedule_flush(s);
-        }
+        rshm_stage(s, proc, scope, kv->key, kv->value);
     }
     return rc;
 }
@@ -560,7 +456,7 @@ static pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t
 
     if (NULL != s) {
         /* committed values first: the fence's data is newer */
-        flush_staged(s);
+        rshm_flush_staged(s);
         rc = pmix_gds_base_store_modex(ns, buff, &b, modex_proc, cbdata);
         if (PMIX_SUCCESS == rc && 0 < b.n) {
             pmix_status_t rc2 = rshm_server_store_fence(s, b.items, b.n);
