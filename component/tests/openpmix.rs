@@ -441,11 +441,11 @@ fn a_commit_is_published_as_one_generation() {
     let publications = |name: &str, corpus: &str| {
         let st = tempfile::tempdir().unwrap();
         let lines = pmix_job_text(job, name, corpus, Gds::Rshm(st.path()), "");
-        let s = server_stats(st.path());
-        (lines, s["publications"], stats(st.path()))
+        (lines, server_stats(st.path()), stats(st.path()))
     };
-    let (_, baseline, _) = publications("commit-none.txt", "fence\n");
-    let (rshm, with_commits, (answered, _, clients)) = publications("commit-k.txt", &commit);
+    let (_, none, _) = publications("commit-none.txt", "fence\n");
+    let (rshm, with, (answered, _, clients)) = publications("commit-k.txt", &commit);
+    let (baseline, with_commits) = (none["publications"], with["publications"]);
     let hash = answers(&pmix_job_text(job, "commit-k.txt", &commit, Gds::Hash, ""));
     let rshm = answers(&rshm);
     let got: Vec<&String> = hash.iter().filter(|l| l.starts_with('q')).collect();
@@ -461,7 +461,10 @@ fn a_commit_is_published_as_one_generation() {
     let commits = with_commits - baseline;
     eprintln!(
         "{CLIENTS} commits of {K} keys: {commits} generations ({with_commits} in all, {baseline} \
-         without commits); {answered} Gets answered from the store"
+         without commits), {} bytes in {} files written for them; {answered} Gets answered from \
+         the store",
+        with["bytes_written"] - none["bytes_written"],
+        with["files_written"] - none["files_written"],
     );
     assert_eq!(
         commits, CLIENTS,
