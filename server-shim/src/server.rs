@@ -11,6 +11,10 @@ use gds::jobdata::{self, keys, Resources};
 use gds::modex::{FenceBatch, PostedParts, Scope};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
+mod pending;
+
+pub use pending::{Flushed, Unpublished};
+
 /// The environment a client needs to attach (setup_fork), named once in `abi`.
 pub use abi::env;
 
@@ -86,6 +90,8 @@ pub struct Server {
     local_host: String,
     posted: HashMap<String, PostedParts>,
     resources: Option<Resources>,
+    /// Values staged for the next flush ([`Server::stage`]), in the order staged.
+    pending: Vec<pending::Staged>,
 }
 
 /// What [`Server::withdraw`] withdrew.
@@ -119,6 +125,7 @@ impl Server {
             local_host: opts.local_host.unwrap_or_else(kernel_hostname),
             posted: HashMap::new(),
             resources: None,
+            pending: Vec::new(),
         })
     }
 
@@ -157,8 +164,10 @@ impl Server {
         Ok(())
     }
 
-    /// `PMIx_server_deregister_nspace`: remove the namespace, its job data and posted data.
+    /// `PMIx_server_deregister_nspace`: remove the namespace, its job data and posted data
+    /// (values staged for it included).
     pub fn deregister_nspace(&mut self, ns: &str) -> Result<()> {
+        self.drop_staged(ns);
         self.posted.remove(ns);
         let mut tx = self.writer.begin();
         tx.remove_namespace(ns);
@@ -181,7 +190,9 @@ impl Server {
     /// Store posted values and publish them as one generation: a client's commit (visible to
     /// local peers at once) or a fence's collected data (all of it visible at once or none).
     /// Every value is checked before any is stored, so a refused batch changes nothing.
+    /// Staged values are flushed first ([`Server::flush`]).
     pub fn store(&mut self, values: &[PostedValue]) -> Result<()> {
+        self.flush_first();
         // One fence batch per namespace, in the order the namespaces first appear: a fence
         // delivers every rank's values in rank order, which the batch merges without sorting.
         // Building the batches checks every value (scope, reserved key, type), so a refused
@@ -229,8 +240,10 @@ impl Server {
     /// posted table of `ns` is withdrawn instead (a commit that writes only a root), and
     /// forgotten: its values are then all found elsewhere, and later commits start a new
     /// table. Returns which of the two happened; an error only when neither could be
-    /// published, and then the older value may still be read here.
+    /// published, and then the older value may still be read here. Staged values are flushed
+    /// first.
     pub fn withdraw(&mut self, ns: &str, rank: u32, key: &str) -> Result<Withdrawn> {
+        self.flush_first();
         let change = match self.posted.get(ns) {
             Some(p) => p.stage_withdraw(rank, key)?,
             // Nothing posted in `ns`: nothing to withdraw (the rank is still checked).
@@ -259,7 +272,9 @@ impl Server {
     }
 
     /// Withdraw the posted tables of `ns` (its job data stays) and forget its posted values.
+    /// Staged values are flushed first.
     pub fn withdraw_posted(&mut self, ns: &str) -> Result<()> {
+        self.flush_first();
         let mut tx = self.writer.begin();
         match self.posted.get(ns) {
             Some(p) => p.remove_all(&mut tx, ns)?,

@@ -150,24 +150,42 @@ impl PostedParts {
     /// its RANK_UNDEF index entry if `rank` is the key's poster); `None` if there is nothing
     /// to withdraw.
     pub fn stage_withdraw(&self, rank: u32, key: &str) -> Result<Option<Staged>> {
-        check_poster(rank)?;
         let mut staged = Staged::default();
-        if let Some(t) = self.ranks.get(&rank) {
-            let mut t = t.clone();
+        let found = self.withdraw_in(&mut staged, rank, key)?;
+        Ok(found.then_some(staged))
+    }
+
+    /// Add to `staged` the withdrawal of what `rank` posted under `key` (as
+    /// [`PostedParts::stage_withdraw`], on top of what `staged` already changes); returns
+    /// whether there was anything to withdraw.
+    pub fn withdraw_in(&self, staged: &mut Staged, rank: u32, key: &str) -> Result<bool> {
+        check_poster(rank)?;
+        let mut found = false;
+        let table = match staged.ranks.get(&rank) {
+            Some(t) => t.clone(),
+            None => self.ranks.get(&rank).cloned(),
+        };
+        if let Some(mut t) = table {
             if t.withdraw(rank, key)? {
                 staged.ranks.insert(rank, (!t.is_empty()).then_some(t));
+                found = true;
             }
         }
-        let mut base = self.base.clone();
-        if base.withdraw(rank, key)? {
+        let had_base = staged.base.is_some();
+        let mut base = staged.base.take().unwrap_or_else(|| self.base.clone());
+        let removed = base.withdraw(rank, key)?;
+        if removed || had_base {
             staged.base = Some(base);
         }
-        if self.index.indexed.get(key) == Some(&rank) {
-            let mut index = self.index.clone();
+        found |= removed;
+        let index = staged.index.as_ref().unwrap_or(&self.index);
+        if index.indexed.get(key) == Some(&rank) {
+            let mut index = staged.index.take().unwrap_or_else(|| self.index.clone());
             index.remove(key);
             staged.index = Some(index);
+            found = true;
         }
-        Ok((!staged.is_empty()).then_some(staged))
+        Ok(found)
     }
 
     /// Merge every rank table into the base when they have grown past it (or are too many).
