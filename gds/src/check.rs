@@ -49,7 +49,8 @@ pub fn encode_store(ns: &str, table: &crate::TableBuilder) -> Result<(Vec<u8>, V
     let mut rbytes = crate::root::encode(
         2,
         &[crate::root::RefSpec {
-            name: ns.to_owned(),
+            name_hash: crate::layout::key_hash(ns.as_bytes()),
+            name: ns,
             nsid: 1,
             part: 0,
             table_gen: 1,

@@ -12,23 +12,29 @@ use crate::layout::{key_hash, Kind, TableRef, HEADER_LEN, MAX_NSPACE_LEN, REGION
 use crate::raw::RoMap;
 use crate::segment::encode_header;
 
-/// One table of the store, as the writer tracks it.
+/// One record of a root, as the writer gives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RefSpec {
-    pub name: String,
+pub struct RefSpec<'a> {
+    /// `key_hash` of `name`.
+    pub name_hash: u64,
+    pub name: &'a str,
     pub nsid: u32,
     pub part: u32,
     pub table_gen: u64,
 }
 
-fn sort_key(name: &str, part: u32) -> (u64, &[u8], u32) {
-    (key_hash(name.as_bytes()), name.as_bytes(), part)
-}
-
-/// Encode a root segment for `refs` (any order; sorted here).
-pub fn encode(generation: u64, refs: &[RefSpec]) -> Result<Vec<u8>> {
-    let mut refs: Vec<&RefSpec> = refs.iter().collect();
-    refs.sort_by(|a, b| sort_key(&a.name, a.part).cmp(&sort_key(&b.name, b.part)));
+/// Encode a root segment for `refs`, given in root order: sorted by (`name_hash`, name,
+/// part), each once (the writer keeps its tables in that order).
+pub fn encode(generation: u64, refs: &[RefSpec<'_>]) -> Result<Vec<u8>> {
+    fn order<'a>(r: &RefSpec<'a>) -> (u64, &'a [u8], u32) {
+        (r.name_hash, r.name.as_bytes(), r.part)
+    }
+    if refs.windows(2).any(|w| order(&w[0]) >= order(&w[1])) {
+        return Err(Error::InvalidArgument(
+            "root records out of order or repeated".into(),
+        ));
+    }
+    debug_assert!(refs.iter().all(|r| r.name_hash == key_hash(r.name.as_bytes())));
     let mut enc = Encoder::default();
     encode_header(&mut enc, Kind::Root, generation, 0);
     enc.u32(refs.len() as u32);
@@ -43,20 +49,20 @@ pub fn encode(generation: u64, refs: &[RefSpec]) -> Result<Vec<u8>> {
     // bytes: a namespace of many tables (posted rank tables) costs its name once.
     let mut names: Vec<&str> = Vec::new();
     let mut name_off = 0u32;
-    for r in &refs {
+    for r in refs {
         if r.name.is_empty() || r.name.len() > MAX_NSPACE_LEN {
             return Err(Error::InvalidArgument(format!(
                 "bad namespace name {:?}",
                 r.name
             )));
         }
-        if names.last() != Some(&r.name.as_str()) {
+        if names.last() != Some(&r.name) {
             if let Some(prev) = names.last() {
                 name_off += prev.len() as u32;
             }
-            names.push(&r.name);
+            names.push(r.name);
         }
-        enc.u64(key_hash(r.name.as_bytes()));
+        enc.u64(r.name_hash);
         enc.u32(name_off);
         enc.u32(r.name.len() as u32);
         enc.u32(r.nsid);
@@ -119,16 +125,18 @@ impl RootView {
             map,
         };
         let b = view.map.bytes();
-        let mut prev: Option<(u64, Vec<u8>, u32)> = None;
+        let mut prev: Option<(u64, &[u8], u32)> = None;
         for i in 0..count {
             let r = view.get(i).ok_or(Error::Corrupt("root reference"))?;
             let stored =
                 u64_at(b, view.refs_off + i * REF).ok_or(Error::Corrupt("root reference"))?;
-            if stored != key_hash(r.name) {
+            // Records of one name are adjacent: its hash is computed once.
+            let checked = prev.is_some_and(|p| p.0 == stored && p.1 == r.name);
+            if !checked && stored != key_hash(r.name) {
                 return Err(Error::Corrupt("root name hash"));
             }
-            let key = (stored, r.name.to_vec(), r.part);
-            if prev.as_ref().is_some_and(|p| *p >= key) {
+            let key = (stored, r.name, r.part);
+            if prev.is_some_and(|p| p >= key) {
                 return Err(Error::Corrupt("root references not sorted"));
             }
             prev = Some(key);

@@ -6,13 +6,13 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::bytes::Encoder;
 use crate::dir::{default_base_dir, fresh_store_name, sweep_dead_stores, Ownership, StoreDir};
 use crate::error::{Error, Result};
-use crate::layout::{Kind, ANCHOR_LEN, MAX_NSPACE_LEN, ROOT_GEN_OFF};
+use crate::layout::{key_hash, Kind, ANCHOR_LEN, MAX_NSPACE_LEN, ROOT_GEN_OFF};
 use crate::protocol;
 use crate::raw::RwMap;
 use crate::root::{self, RefSpec};
@@ -54,11 +54,27 @@ pub struct Writer {
     /// Private copy of the last `gen` handed out (never loaded back from shared memory).
     last_gen: u64,
     root_gen: u64,
-    /// (namespace, part) → (nsid, table gen) of the published root.
-    tables: BTreeMap<(String, u32), (u32, u64)>,
+    /// The tables of the published root, in its order.
+    tables: BTreeMap<TableKey, Published>,
     nsids: HashMap<String, u32>,
     next_nsid: u32,
     stats: WriterStats,
+}
+
+/// A table's place in a root: (xxh3 of the namespace name, the name, part), the order of the
+/// root's records (format.md section 5).
+type TableKey = (u64, String, u32);
+
+fn table_key(ns: &str, part: u32) -> TableKey {
+    (key_hash(ns.as_bytes()), ns.to_owned(), part)
+}
+
+/// A published table: its namespace's id, its generation and the file's length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Published {
+    nsid: u32,
+    gen: u64,
+    len: u64,
 }
 
 /// What a writer has published so far (benches, diagnostics).
@@ -180,7 +196,8 @@ pub struct Transaction<'w> {
     /// Files written by this transaction, not yet referenced by any published root.
     /// With their lengths (counted in the writer's stats once committed).
     written: Vec<(String, u64)>,
-    puts: Vec<(String, u32, u32, u64)>,
+    /// Tables written: (namespace, part, nsid, gen, length).
+    puts: Vec<(String, u32, u32, u64, u64)>,
     removes: Vec<String>,
     /// Single tables removed: (namespace, part).
     part_removes: Vec<(String, u32)>,
@@ -197,7 +214,7 @@ impl Transaction<'_> {
         }
         if let Some(pos) = self.puts.iter().position(|p| p.0 == ns && p.1 == part) {
             // Replaced again in the same transaction: the earlier file was never published.
-            let (_, _, nsid, gen) = self.puts.remove(pos);
+            let (_, _, nsid, gen, _) = self.puts.remove(pos);
             let name = table_name(nsid, part, gen);
             self.writer.dir().unlink(&name)?;
             self.written.retain(|(n, _)| *n != name);
@@ -229,7 +246,8 @@ impl Transaction<'_> {
         self.written.push((name, plan.total_len() as u64));
         self.removes.retain(|r| r != ns);
         self.part_removes.retain(|r| !(r.0 == ns && r.1 == part));
-        self.puts.push((ns.to_owned(), part, nsid, gen));
+        self.puts
+            .push((ns.to_owned(), part, nsid, gen, plan.total_len() as u64));
         Ok(())
     }
 
@@ -238,7 +256,7 @@ impl Transaction<'_> {
     /// the commit writes only a root.
     pub fn remove_table(&mut self, ns: &str, part: u32) -> Result<()> {
         if let Some(pos) = self.puts.iter().position(|p| p.0 == ns && p.1 == part) {
-            let (_, _, nsid, gen) = self.puts.remove(pos);
+            let (_, _, nsid, gen, _) = self.puts.remove(pos);
             let name = table_name(nsid, part, gen);
             self.writer.dir().unlink(&name)?;
             self.written.retain(|(n, _)| *n != name);
@@ -249,34 +267,72 @@ impl Transaction<'_> {
 
     /// Remove namespace `ns` (all its parts) from the store.
     pub fn remove_namespace(&mut self, ns: &str) {
+        // Tables of `ns` written by this transaction will never be published: removed now.
+        for (_, part, nsid, gen, _) in self.puts.iter().filter(|p| p.0 == ns) {
+            let name = table_name(*nsid, *part, *gen);
+            let _ = self.writer.dir().unlink(&name);
+            self.written.retain(|(n, _)| *n != name);
+        }
         self.puts.retain(|p| p.0 != ns);
         self.removes.push(ns.to_owned());
     }
 
     /// Publish every change at once. Returns the new root generation.
+    ///
+    /// Costs what the transaction changed, plus one pass over the published tables to write
+    /// the root (no copy of the writer's table map: a store of a thousand posted rank tables
+    /// commits one rank's table at the cost of that table and a root).
     pub fn commit(mut self) -> Result<u64> {
+        let gen = self.writer.next_gen();
         let w = &mut *self.writer;
-        let mut tables = w.tables.clone();
-        for ns in &self.removes {
-            tables.retain(|(name, _), _| name != ns);
-        }
-        for (ns, part) in &self.part_removes {
-            tables.remove(&(ns.clone(), *part));
-        }
-        for (ns, part, nsid, gen) in &self.puts {
-            tables.insert((ns.clone(), *part), (*nsid, *gen));
-        }
-        let refs: Vec<RefSpec> = tables
+        let mut puts: Vec<(TableKey, Published)> = self
+            .puts
             .iter()
-            .map(|((name, part), &(nsid, table_gen))| RefSpec {
-                name: name.clone(),
-                nsid,
-                part: *part,
-                table_gen,
+            .map(|(ns, part, nsid, gen, len)| {
+                let p = Published {
+                    nsid: *nsid,
+                    gen: *gen,
+                    len: *len,
+                };
+                (table_key(ns, *part), p)
             })
             .collect();
-        let gen = w.next_gen();
+        puts.sort_by(|a, b| a.0.cmp(&b.0));
+        let removed_ns: HashSet<&str> = self.removes.iter().map(String::as_str).collect();
+        let removed_parts: HashSet<(&str, u32)> = self
+            .part_removes
+            .iter()
+            .map(|(ns, part)| (ns.as_str(), *part))
+            .collect();
+        let dropped = |k: &TableKey| {
+            removed_ns.contains(k.1.as_str()) || removed_parts.contains(&(k.1.as_str(), k.2))
+        };
+        // The new root's records: the published tables, replaced or dropped as the transaction
+        // says, merged with the new ones (both in root order).
+        fn spec<'k>(k: &'k TableKey, p: &Published) -> RefSpec<'k> {
+            RefSpec {
+                name_hash: k.0,
+                name: &k.1,
+                nsid: p.nsid,
+                part: k.2,
+                table_gen: p.gen,
+            }
+        }
+        let mut refs: Vec<RefSpec<'_>> = Vec::with_capacity(w.tables.len() + puts.len());
+        let mut new = puts.iter().peekable();
+        for (k, p) in &w.tables {
+            while let Some((nk, np)) = new.next_if(|(nk, _)| nk < k) {
+                refs.push(spec(nk, np));
+            }
+            if let Some((nk, np)) = new.next_if(|(nk, _)| nk == k) {
+                refs.push(spec(nk, np));
+            } else if !dropped(k) {
+                refs.push(spec(k, p));
+            }
+        }
+        refs.extend(new.map(|(k, p)| spec(k, p)));
         let bytes = root::encode(gen, &refs)?;
+        drop(refs);
         let new_root = root_name(gen);
         // P1 + P2 for the root; its tables went through P1 + P2 in put_table.
         segment::create(w.dir(), &new_root, &bytes, w.own)?;
@@ -291,25 +347,35 @@ impl Transaction<'_> {
             self.written.iter().map(|(_, len)| len).sum::<u64>() + bytes.len() as u64;
         w.stats.files_written += self.written.len() as u64 + 1;
         // P5: unlink what the new root no longer names. Readers that mapped them keep them.
-        let mut stale: Vec<String> = Vec::new();
+        let mut stale: Vec<(String, u64)> = Vec::new();
         if w.root_gen != 0 {
-            stale.push(root_name(w.root_gen));
+            stale.push((root_name(w.root_gen), 0));
         }
-        for (key, &(nsid, table_gen)) in &w.tables {
-            if tables.get(key) != Some(&(nsid, table_gen)) {
-                stale.push(table_name(nsid, key.1, table_gen));
+        let stale_table = |k: &TableKey, p: &Published| (table_name(p.nsid, k.2, p.gen), p.len);
+        if !removed_ns.is_empty() || !removed_parts.is_empty() {
+            let gone: Vec<TableKey> = w.tables.keys().filter(|k| dropped(k)).cloned().collect();
+            for k in gone {
+                if let Some(p) = w.tables.remove(&k) {
+                    stale.push(stale_table(&k, &p));
+                }
+            }
+        }
+        for (k, p) in puts {
+            if let Some(old) = w.tables.insert(k.clone(), p) {
+                stale.push(stale_table(&k, &old));
             }
         }
         let emptied = self.part_removes.iter().map(|(ns, _)| ns);
         for ns in self.removes.iter().chain(emptied) {
-            if !tables.keys().any(|(name, _)| name == ns) {
+            let hash = key_hash(ns.as_bytes());
+            let first = w.tables.range((hash, ns.clone(), 0)..).next();
+            if !first.is_some_and(|(k, _)| k.0 == hash && k.1 == *ns) {
                 w.nsids.remove(ns);
             }
         }
-        for (ns, _, nsid, _) in &self.puts {
+        for (ns, _, nsid, _, _) in &self.puts {
             w.nsids.insert(ns.clone(), *nsid);
         }
-        w.tables = tables;
         w.root_gen = gen;
         self.written.clear();
         let mut first_err = None;
@@ -318,9 +384,9 @@ impl Transaction<'_> {
         // opened first, so the unlink only removes its name, and closed on a helper thread,
         // which frees the pages while commit returns. (No helper thread: closed here.)
         let mut reap = Vec::new();
-        for name in stale {
-            if let Ok((fd, len)) = w.dir().open_file(&name) {
-                if len >= REAP_ASIDE_BYTES {
+        for (name, len) in stale {
+            if len >= REAP_ASIDE_BYTES {
+                if let Ok((fd, _)) = w.dir().open_file(&name) {
                     reap.push(fd);
                 }
             }
