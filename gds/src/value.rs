@@ -1,8 +1,10 @@
 //! The PMIx value model: every storable `pmix_value_t` type of the PMIx v5 standard (3.2.8, 3.3),
 //! archived with rkyv and read in place from the mapping.
 //!
-//! Not stored (format.md section 7): process-local pointers (`PMIX_POINTER`, `PMIX_TOPO`,
-//! `PMIX_DATA_BUFFER`) and the statistics structs, which are query results.
+//! Not stored (format.md section 7): process-local pointers (`PMIX_POINTER`, `PMIX_TOPO`), the
+//! statistics structs (query results), and the types no `pmix_value_t` member holds (`PMIX_APP`,
+//! `PMIX_PDATA`, `PMIX_KVAL`, `PMIX_QUERY`). Data arrays of fixed-width elements are stored packed
+//! ([`crate::packed`]).
 //!
 //! Enumerated PMIx types (`pmix_scope_t`, `pmix_proc_state_t`, ...) keep their C integer width and
 //! raw value: the store does not interpret them, and a value it does not know must round-trip.
@@ -37,21 +39,29 @@ pub mod types {
     pub const STATUS: u16 = 20;
     pub const VALUE: u16 = 21;
     pub const PROC: u16 = 22;
+    pub const APP: u16 = 23;
     pub const INFO: u16 = 24;
+    pub const PDATA: u16 = 25;
     pub const BYTE_OBJECT: u16 = 27;
+    pub const KVAL: u16 = 28;
     pub const PERSIST: u16 = 30;
+    pub const POINTER: u16 = 31;
     pub const SCOPE: u16 = 32;
     pub const DATA_RANGE: u16 = 33;
+    pub const COMMAND: u16 = 34;
+    pub const INFO_DIRECTIVES: u16 = 35;
     pub const DATA_TYPE: u16 = 36;
     pub const PROC_STATE: u16 = 37;
     pub const PROC_INFO: u16 = 38;
     pub const DATA_ARRAY: u16 = 39;
     pub const PROC_RANK: u16 = 40;
+    pub const QUERY: u16 = 41;
     pub const COMPRESSED_STRING: u16 = 42;
     pub const ALLOC_DIRECTIVE: u16 = 43;
     pub const IOF_CHANNEL: u16 = 45;
     pub const ENVAR: u16 = 46;
     pub const COORD: u16 = 47;
+    pub const REGATTR: u16 = 48;
     pub const REGEX: u16 = 49;
     pub const JOB_STATE: u16 = 50;
     pub const LINK_STATE: u16 = 51;
@@ -59,10 +69,16 @@ pub mod types {
     pub const GEOMETRY: u16 = 53;
     pub const DEVICE_DIST: u16 = 54;
     pub const ENDPOINT: u16 = 55;
+    pub const TOPO: u16 = 56;
     pub const DEVTYPE: u16 = 57;
     pub const LOCTYPE: u16 = 58;
     pub const COMPRESSED_BYTE_OBJECT: u16 = 59;
     pub const PROC_NSPACE: u16 = 60;
+    pub const PROC_STATS: u16 = 61;
+    pub const DISK_STATS: u16 = 62;
+    pub const NET_STATS: u16 = 63;
+    pub const NODE_STATS: u16 = 64;
+    pub const DATA_BUFFER: u16 = 65;
     pub const STOR_MEDIUM: u16 = 66;
     pub const STOR_ACCESS: u16 = 67;
     pub const STOR_PERSIST: u16 = 68;
@@ -135,6 +151,15 @@ pub struct Endpoint {
     pub uuid: String,
     pub osname: String,
     pub endpt: Vec<u8>,
+}
+
+/// `pmix_regattr_t`: an attribute's name, key string, value type and description lines.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct RegAttr {
+    pub name: String,
+    pub key: String,
+    pub value_type: u16,
+    pub description: Vec<String>,
 }
 
 /// `pmix_info_t` as an element of an info array (a data array of type `PMIX_INFO`).
@@ -254,6 +279,16 @@ pub enum Value {
     StorAccess(u64),
     StorPersist(u64),
     StorAccessType(u64),
+    // Added after the variants above (whose archived tags they keep): format.md section 7.
+    /// `PMIX_DATA_BUFFER`: the buffer's unread payload (what `PMIx_Data_copy_payload` copies).
+    DataBuffer(Vec<u8>),
+    /// `PMIX_COMMAND` (`pmix_cmd_t`).
+    Command(u8),
+    /// `PMIX_INFO_DIRECTIVES` (`pmix_info_directives_t`).
+    InfoDirectives(u32),
+    RegAttr(Box<RegAttr>),
+    /// A `PMIX_DATA_ARRAY` of fixed-width elements, stored as their bytes.
+    PackedArray(crate::packed::PackedArray),
 }
 
 impl Value {
@@ -313,6 +348,11 @@ impl Value {
             Value::StorAccess(_) => t::STOR_ACCESS,
             Value::StorPersist(_) => t::STOR_PERSIST,
             Value::StorAccessType(_) => t::STOR_ACCESS_TYPE,
+            Value::DataBuffer(_) => t::DATA_BUFFER,
+            Value::Command(_) => t::COMMAND,
+            Value::InfoDirectives(_) => t::INFO_DIRECTIVES,
+            Value::RegAttr(_) => t::REGATTR,
+            Value::PackedArray(_) => t::DATA_ARRAY,
         }
     }
 
@@ -353,7 +393,30 @@ impl Value {
                 }
                 Ok(())
             }
+            Value::PackedArray(p) => p.check(),
             _ => Ok(()),
+        }
+    }
+
+    /// This value with every data array of fixed-width elements, at any depth, packed
+    /// ([`crate::packed`]), as the C conversion reads it: the form a C round trip gives back.
+    pub fn into_packed(self) -> Value {
+        match self {
+            Value::DataArray(a) => {
+                let DataArray { elem_type, items } = *a;
+                match crate::packed::PackedArray::from_items(elem_type, &items) {
+                    Some(p) => Value::PackedArray(p),
+                    None => Value::array(
+                        elem_type,
+                        items.into_iter().map(Value::into_packed).collect(),
+                    ),
+                }
+            }
+            Value::Info(mut info) => {
+                info.value = std::mem::replace(&mut info.value, Value::Undef).into_packed();
+                Value::Info(info)
+            }
+            v => v,
         }
     }
 
@@ -443,6 +506,11 @@ impl ArchivedValue {
             ArchivedValue::StorAccess(_) => t::STOR_ACCESS,
             ArchivedValue::StorPersist(_) => t::STOR_PERSIST,
             ArchivedValue::StorAccessType(_) => t::STOR_ACCESS_TYPE,
+            ArchivedValue::DataBuffer(_) => t::DATA_BUFFER,
+            ArchivedValue::Command(_) => t::COMMAND,
+            ArchivedValue::InfoDirectives(_) => t::INFO_DIRECTIVES,
+            ArchivedValue::RegAttr(_) => t::REGATTR,
+            ArchivedValue::PackedArray(_) => t::DATA_ARRAY,
         }
     }
 

@@ -93,6 +93,19 @@ unsafe fn destruct_elem(ty: u16, p: *mut u8) {
                 free(d.uuid.cast());
                 free(d.osname.cast());
             }
+            t::DATA_BUFFER => free((*p.cast::<pmix_data_buffer_t>()).base_ptr.cast()),
+            t::REGATTR => {
+                let r = &*p.cast::<pmix_regattr_t>();
+                free(r.name.cast());
+                if !r.description.is_null() {
+                    let mut i = 0;
+                    while !(*r.description.add(i)).is_null() {
+                        free((*r.description.add(i)).cast());
+                        i += 1;
+                    }
+                    free(r.description.cast());
+                }
+            }
             t::ENDPOINT => {
                 let e = &*p.cast::<pmix_endpoint_t>();
                 free(e.uuid.cast());

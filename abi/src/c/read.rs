@@ -4,8 +4,9 @@
 use core::ffi::c_char;
 use core::ptr;
 
+use gds::packed::{self, PackedArray};
 use gds::value::{
-    types as t, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, Proc, ProcInfo,
+    types as t, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, Proc, ProcInfo, RegAttr,
 };
 use gds::{DataArray, Info, Value};
 
@@ -25,6 +26,50 @@ unsafe fn c_bytes(bo: &pmix_byte_object_t) -> Result<Vec<u8>, AbiError> {
     }
     // SAFETY: the caller promises `size` readable bytes at `bytes`.
     Ok(unsafe { core::slice::from_raw_parts(bo.bytes.cast::<u8>(), bo.size) }.to_vec())
+}
+
+/// The unread payload of a data buffer (`unpack_ptr..pack_ptr`), which is what OpenPMIx's own
+/// store keeps of one (`PMIx_Data_copy_payload`): nothing when either pointer is NULL.
+///
+/// # Safety
+/// Unless NULL, `unpack_ptr..pack_ptr` is readable.
+unsafe fn dbuf_payload(db: &pmix_data_buffer_t) -> Result<Vec<u8>, AbiError> {
+    if db.bytes_used == 0 || db.unpack_ptr.is_null() || db.pack_ptr.is_null() {
+        return Ok(Vec::new());
+    }
+    let n = (db.pack_ptr as usize)
+        .checked_sub(db.unpack_ptr as usize)
+        .ok_or_else(|| bad("data buffer whose pack pointer is before its unpack pointer"))?;
+    // SAFETY: the caller promises the payload between the two pointers is readable.
+    Ok(unsafe { c_slice(db.unpack_ptr.cast::<u8>().cast_const(), n) }?.to_vec())
+}
+
+/// A data array of fixed-width elements as its bytes (one copy, no value per element).
+///
+/// # Safety
+/// `da.array` is readable for `da.size` elements of `da.type_`, `width` bytes each.
+unsafe fn read_packed(da: &pmix_data_array_t, width: usize) -> Result<Value, AbiError> {
+    const _: () = assert!(
+        cfg!(target_endian = "little"),
+        "packed arrays are little-endian: a C array's bytes are only copied as they are on a \
+         little-endian host"
+    );
+    let n = da
+        .size
+        .checked_mul(width)
+        .ok_or_else(|| bad("data array too large"))?;
+    // SAFETY: forwarded caller promise (n bytes are the array's elements).
+    let mut bytes = unsafe { c_slice(da.array.cast::<u8>().cast_const(), n) }?.to_vec();
+    if da.type_ == t::BOOL {
+        // A C bool is 0 or 1; anything else is stored as true, as the element reader does.
+        for b in &mut bytes {
+            *b = (*b != 0) as u8;
+        }
+    }
+    Ok(Value::PackedArray(PackedArray {
+        elem_type: da.type_,
+        bytes,
+    }))
 }
 
 /// # Safety
@@ -128,6 +173,10 @@ unsafe fn read_elem(ty: u16, p: *const u8, depth: usize) -> Result<Value, AbiErr
                 if da.size > 0 && da.array.is_null() {
                     return Err(bad("data array with a size and no elements"));
                 }
+                if let Some(w) = packed::width(da.type_) {
+                    debug_assert_eq!(w, size);
+                    return read_packed(da, w);
+                }
                 let mut items = Vec::with_capacity(da.size.min(1 << 20));
                 for i in 0..da.size {
                     let e = da.array.cast::<u8>().cast_const().add(i * size);
@@ -202,6 +251,33 @@ unsafe fn read_elem(ty: u16, p: *const u8, depth: usize) -> Result<Value, AbiErr
             t::STOR_ACCESS => Value::StorAccess(rd!(u64)),
             t::STOR_PERSIST => Value::StorPersist(rd!(u64)),
             t::STOR_ACCESS_TYPE => Value::StorAccessType(rd!(u16) as u64),
+            t::COMMAND => Value::Command(rd!(u8)),
+            t::INFO_DIRECTIVES => Value::InfoDirectives(rd!(u32)),
+            t::DATA_BUFFER => Value::DataBuffer(dbuf_payload(&*p.cast::<pmix_data_buffer_t>())?),
+            t::REGATTR => {
+                let r = &*p.cast::<pmix_regattr_t>();
+                let mut description = Vec::new();
+                if !r.description.is_null() {
+                    let mut i = 0;
+                    loop {
+                        let line = ptr::read(r.description.add(i));
+                        if line.is_null() {
+                            break;
+                        }
+                        if i >= 1 << 20 {
+                            return Err(bad("regattr description without its NULL end"));
+                        }
+                        description.push(c_string(line)?);
+                        i += 1;
+                    }
+                }
+                Value::RegAttr(Box::new(RegAttr {
+                    name: opt_string(r.name)?,
+                    key: fixed_str(&r.string)?.to_owned(),
+                    value_type: r.type_,
+                    description,
+                }))
+            }
             other => return Err(AbiError::NotSupported(format!("value type {other}"))),
         })
     }

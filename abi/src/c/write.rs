@@ -5,7 +5,8 @@ use core::ffi::c_char;
 use core::mem::size_of;
 use core::ptr;
 
-use gds::value::{types as t, Coord, Proc};
+use gds::packed;
+use gds::value::{types as t, Coord, Proc, RegAttr};
 use gds::{ArchivedValue, Info, Value, ValueRef};
 
 use super::free::destruct_value;
@@ -59,6 +60,61 @@ fn c_dup_bytes(b: &[u8]) -> Result<pmix_byte_object_t, AbiError> {
     })
 }
 
+/// A data array of `elem_type` holding `bytes` (a packed array's elements: their C layout on a
+/// little-endian host, see `read_packed`), written into `*out` (zeroed).
+fn c_packed(out: &mut pmix_data_array_t, elem_type: u16, bytes: &[u8]) -> Result<(), AbiError> {
+    let w = packed::width(elem_type)
+        .filter(|&w| Some(w) == elem_size(elem_type) && bytes.len() % w == 0)
+        .ok_or(AbiError::Store(gds::Error::Corrupt("packed array")))?;
+    out.type_ = elem_type;
+    let arr = calloc_n::<u8>(bytes.len())?;
+    // SAFETY: `arr` has bytes.len() bytes.
+    unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), arr, bytes.len()) };
+    out.array = arr.cast();
+    out.size = bytes.len() / w;
+    Ok(())
+}
+
+/// A data buffer holding `payload` as its unread bytes, as `PMIX_DATA_BUFFER_LOAD` leaves one
+/// (an empty payload: the all-NULL buffer `PMIX_DATA_BUFFER_CREATE` makes).
+fn c_dbuf(out: &mut pmix_data_buffer_t, payload: &[u8]) -> Result<(), AbiError> {
+    if payload.is_empty() {
+        return Ok(());
+    }
+    let base = calloc_n::<u8>(payload.len())?;
+    // SAFETY: `base` has payload.len() bytes; pack_ptr is one past its end.
+    unsafe {
+        ptr::copy_nonoverlapping(payload.as_ptr(), base, payload.len());
+        out.pack_ptr = base.add(payload.len()).cast();
+    }
+    out.base_ptr = base.cast();
+    out.unpack_ptr = base.cast();
+    out.bytes_allocated = payload.len();
+    out.bytes_used = payload.len();
+    Ok(())
+}
+
+fn c_regattr(out: &mut pmix_regattr_t, r: &RegAttr) -> Result<(), AbiError> {
+    if r.key.len() >= KEY_BUF || has_nul(r.key.as_bytes()) {
+        return Err(AbiError::Store(gds::Error::Corrupt("regattr key")));
+    }
+    for (d, &b) in out.string.iter_mut().zip(r.key.as_bytes()) {
+        *d = b as c_char;
+    }
+    out.type_ = r.value_type;
+    out.name = c_dup_str(&r.name)?;
+    if !r.description.is_empty() {
+        // NULL-terminated; zeroed, so a failure part way leaves the lines made so far to free.
+        let lines = calloc_n::<*mut c_char>(r.description.len() + 1)?;
+        out.description = lines;
+        for (i, line) in r.description.iter().enumerate() {
+            // SAFETY: `lines` has description.len() + 1 slots.
+            unsafe { lines.add(i).write(c_dup_str(line)?) };
+        }
+    }
+    Ok(())
+}
+
 fn nspace_buf(s: &str) -> Result<[c_char; NSPACE_BUF], AbiError> {
     let mut buf = [0 as c_char; NSPACE_BUF];
     if s.len() >= NSPACE_BUF {
@@ -103,14 +159,16 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
         match v {
             Value::Undef => {}
             Value::Bool(b) => wr!(u8, *b as u8),
-            Value::Byte(b) | Value::Uint8(b) => wr!(u8, *b),
+            Value::Byte(b) | Value::Uint8(b) | Value::Command(b) => wr!(u8, *b),
             Value::String(s) => wr!(*mut c_char, c_dup_str(s)?),
             Value::Size(s) => wr!(usize, *s as usize),
             Value::Pid(i) | Value::Int(i) | Value::Int32(i) | Value::Status(i) => wr!(i32, *i),
             Value::Int8(i) => wr!(i8, *i),
             Value::Int16(i) => wr!(i16, *i),
             Value::Int64(i) | Value::Time(i) => wr!(i64, *i),
-            Value::Uint(u) | Value::Uint32(u) | Value::ProcRank(u) => wr!(u32, *u),
+            Value::Uint(u) | Value::Uint32(u) | Value::ProcRank(u) | Value::InfoDirectives(u) => {
+                wr!(u32, *u)
+            }
             Value::Uint16(u) | Value::DataType(u) | Value::IofChannel(u) | Value::Locality(u) => {
                 wr!(u16, *u)
             }
@@ -212,6 +270,11 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
                 out.endpt = c_dup_bytes(&e.endpt)?;
             }
             Value::ProcNspace(s) => wr!([c_char; NSPACE_BUF], nspace_buf(s)?),
+            Value::DataBuffer(b) => c_dbuf(&mut *p.cast::<pmix_data_buffer_t>(), b)?,
+            Value::RegAttr(r) => c_regattr(&mut *p.cast::<pmix_regattr_t>(), r)?,
+            Value::PackedArray(a) => {
+                c_packed(&mut *p.cast::<pmix_data_array_t>(), a.elem_type, &a.bytes)?
+            }
         }
     }
     Ok(())
@@ -320,6 +383,27 @@ fn write_stored_fields(out: &mut pmix_value_t, v: &ValueRef<'_>) -> Result<(), A
         ArchivedValue::Uint16(u) | ArchivedValue::Locality(u) => out.data.uint16 = u.to_native(),
         ArchivedValue::Bool(b) => out.data.flag = *b,
         ArchivedValue::ByteObject(b) => out.data.bo = c_dup_bytes(b.as_slice())?,
+        // Straight from the mapping: a large array or buffer is copied once, not twice.
+        ArchivedValue::PackedArray(pa) => {
+            let da = calloc_n::<pmix_data_array_t>(1)?;
+            out.data.darray = da;
+            // SAFETY: `da` is a fresh zeroed pmix_data_array_t.
+            if let Err(e) = c_packed(unsafe { &mut *da }, pa.elem_type(), pa.bytes()) {
+                // SAFETY: `da` came from calloc and owns nothing after the failed write.
+                unsafe { libc::free(da.cast()) };
+                return Err(e);
+            }
+        }
+        ArchivedValue::DataBuffer(b) => {
+            let db = calloc_n::<pmix_data_buffer_t>(1)?;
+            out.data.dbuf = db;
+            // SAFETY: `db` is a fresh zeroed pmix_data_buffer_t.
+            if let Err(e) = c_dbuf(unsafe { &mut *db }, b.as_slice()) {
+                // SAFETY: `db` came from calloc and owns nothing after the failed write.
+                unsafe { libc::free(db.cast()) };
+                return Err(e);
+            }
+        }
         _ => return write_value(out, &a.to_value()),
     }
     Ok(())
