@@ -276,3 +276,54 @@ fn host_pointers_and_types_no_value_holds_are_refused() {
         assert_eq!(err.status(), status::PMIX_ERR_NOT_SUPPORTED, "type {ty}");
     }
 }
+
+/// The bytes of the table files of a store holding `v` alone, read from C.
+fn table_bytes_of(v: &Value) -> u64 {
+    let c = c_value(v);
+    // SAFETY: written by write_value.
+    let read = unsafe { read_value(&c, 0) }.expect("read");
+    let mut c = c;
+    // SAFETY: written by write_value, destructed once.
+    unsafe { destruct_value(&mut c) };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut t = TableBuilder::new();
+    t.insert(Realm::Proc(0), "big", &read).expect("insert");
+    let mut w = Writer::create(StoreOptions {
+        base_dir: Some(dir.path().to_owned()),
+        sweep: false,
+        ..StoreOptions::default()
+    })
+    .expect("store");
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &t).expect("put");
+    tx.commit().expect("commit");
+    std::fs::read_dir(w.path())
+        .expect("store dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("rshm-tbl-"))
+        .map(|e| e.metadata().expect("metadata").len())
+        .sum()
+}
+
+#[test]
+fn a_large_fixed_width_array_costs_its_bytes_in_the_store() {
+    // 1M uint32_t: 4 MB of elements. Stored element by element it took ~48 bytes each.
+    let n = 1 << 20;
+    let v = Value::array(t::UINT32, (0..n).map(Value::Uint32).collect());
+    let elems = 4 * n as u64;
+    let size = table_bytes_of(&v);
+    eprintln!("1M uint32 array: table file {size} bytes for {elems} bytes of elements");
+    assert!(
+        size <= elems + elems / 4 + 4096,
+        "table of {size} bytes for {elems} bytes of elements"
+    );
+    // Timevals (16 bytes each) too.
+    let n = 1 << 16;
+    let v = Value::array(
+        t::TIMEVAL,
+        (0..n).map(|i| Value::Timeval { sec: i, usec: 1 }).collect(),
+    );
+    let elems = 16 * n as u64;
+    let size = table_bytes_of(&v);
+    assert!(size <= elems + elems / 4 + 4096, "timevals: {size} bytes");
+}
