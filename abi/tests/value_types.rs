@@ -229,7 +229,7 @@ fn a_fixed_width_array_is_one_copy_of_its_bytes() {
     assert_eq!(p.elem_type, t::UINT32);
     assert_eq!(p.bytes.len(), 4 * n as usize);
     // The client's array is the C array of uint32_t again.
-    let got = through_store(&[read.clone()]);
+    let got = through_store(std::slice::from_ref(&read));
     // SAFETY: from alloc_stored: a data array of n uint32_t.
     unsafe {
         let da = &*(*got[0]).data.darray;

@@ -145,7 +145,7 @@ impl ArchivedPackedArray {
 
 fn check(elem_type: u16, len: usize) -> crate::Result<()> {
     match width(elem_type) {
-        Some(w) if len % w == 0 => Ok(()),
+        Some(w) if len.is_multiple_of(w) => Ok(()),
         Some(w) => Err(crate::Error::InvalidArgument(format!(
             "packed array of type {elem_type}: {len} bytes is not a multiple of {w}"
         ))),

@@ -64,7 +64,7 @@ fn c_dup_bytes(b: &[u8]) -> Result<pmix_byte_object_t, AbiError> {
 /// little-endian host, see `read_packed`), written into `*out` (zeroed).
 fn c_packed(out: &mut pmix_data_array_t, elem_type: u16, bytes: &[u8]) -> Result<(), AbiError> {
     let w = packed::width(elem_type)
-        .filter(|&w| Some(w) == elem_size(elem_type) && bytes.len() % w == 0)
+        .filter(|&w| Some(w) == elem_size(elem_type) && bytes.len().is_multiple_of(w))
         .ok_or(AbiError::Store(gds::Error::Corrupt("packed array")))?;
     out.type_ = elem_type;
     let arr = calloc_n::<u8>(bytes.len())?;
