@@ -106,6 +106,24 @@ pub struct PostedValue {
     pub value: Value,
 }
 
+/// A posted value as [`Server::store_refs`] takes it: borrowed from the caller.
+pub struct PostedRef<'a> {
+    pub nspace: &'a str,
+    pub rank: u32,
+    pub scope: u8,
+    pub key: &'a str,
+    pub data: PostedData<'a>,
+}
+
+/// What a [`PostedRef`] holds.
+#[derive(Clone, Copy)]
+pub enum PostedData<'a> {
+    Value(&'a Value),
+    /// A `PMIX_BYTE_OBJECT`'s bytes, read in place from C: stored without a copy into a
+    /// [`Value`] first.
+    Bytes(&'a [u8]),
+}
+
 impl Server {
     /// Create the store.
     pub fn open(opts: ServerOptions) -> Result<Server> {
@@ -182,6 +200,20 @@ impl Server {
     /// local peers at once) or a fence's collected data (all of it visible at once or none).
     /// Every value is checked before any is stored, so a refused batch changes nothing.
     pub fn store(&mut self, values: &[PostedValue]) -> Result<()> {
+        self.store_refs(values.iter().map(|v| PostedRef {
+            nspace: &v.nspace,
+            rank: v.rank,
+            scope: v.scope,
+            key: &v.key,
+            data: PostedData::Value(&v.value),
+        }))
+    }
+
+    /// [`Server::store`] of borrowed values.
+    pub fn store_refs<'a>(
+        &mut self,
+        values: impl IntoIterator<Item = PostedRef<'a>>,
+    ) -> Result<()> {
         // One fence batch per namespace, in the order the namespaces first appear: a fence
         // delivers every rank's values in rank order, which the batch merges without sorting.
         // Building the batches checks every value (scope, reserved key, type), so a refused
@@ -192,11 +224,15 @@ impl Server {
             let i = match batches.iter().position(|(ns, _)| *ns == v.nspace) {
                 Some(i) => i,
                 None => {
-                    batches.push((&v.nspace, FenceBatch::new()));
+                    batches.push((v.nspace, FenceBatch::new()));
                     batches.len() - 1
                 }
             };
-            batches[i].1.put(v.rank, scope, &v.key, &v.value)?;
+            let batch = &mut batches[i].1;
+            match v.data {
+                PostedData::Value(value) => batch.put(v.rank, scope, v.key, value)?,
+                PostedData::Bytes(bytes) => batch.put_bytes(v.rank, scope, v.key, bytes)?,
+            }
         }
         // Applied to copies, kept only once published: a batch that cannot be written (a full
         // filesystem) is forgotten, not left to be published by the next call.

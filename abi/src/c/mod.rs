@@ -29,7 +29,9 @@ pub mod strings;
 pub mod write;
 
 pub use free::{destruct_value, free_value};
-pub use read::{info_slice, info_value, proc_ref, read_infos, read_proc, read_value};
+pub use read::{
+    byte_object_ref, info_slice, info_value, proc_ref, read_infos, read_proc, read_value,
+};
 pub use registration::{check_infos, reg_infos, CInfo};
 pub use strings::{c_str, copy_last_error, copy_to_buf, fixed_str};
 pub use write::{

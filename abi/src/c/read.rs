@@ -312,6 +312,35 @@ pub unsafe fn read_value(v: *const pmix_value_t, depth: usize) -> Result<Value, 
     }
 }
 
+/// The bytes of a `PMIX_BYTE_OBJECT` value, in place; `None` for a value of any other type.
+/// For a caller that stores them as they are: a large object is then copied once, into the
+/// store, not first into a [`Value`].
+///
+/// # Safety
+/// As [`read_value`], and the bytes outlive `'a` unchanged.
+pub unsafe fn byte_object_ref<'a>(v: *const pmix_value_t) -> Result<Option<&'a [u8]>, AbiError> {
+    if v.is_null() {
+        return Err(bad("NULL value"));
+    }
+    // SAFETY: `v` is non-NULL and readable (caller).
+    let v = unsafe { &*v };
+    if v.type_ != t::BYTE_OBJECT {
+        return Ok(None);
+    }
+    // SAFETY: the byte object member is the live one (the type says so).
+    let bo = unsafe { v.data.bo };
+    if bo.size == 0 {
+        return Ok(Some(&[]));
+    }
+    if bo.bytes.is_null() {
+        return Err(bad("byte object with a size and no bytes"));
+    }
+    // SAFETY: the caller promises `size` readable bytes that outlive 'a.
+    Ok(Some(unsafe {
+        c_slice(bo.bytes.cast::<u8>().cast_const(), bo.size)
+    }?))
+}
+
 /// Read a `pmix_info_t` array (registration arrays, resources, qualifiers).
 ///
 /// # Safety
