@@ -143,6 +143,37 @@ pub struct pmix_regattr_t {
     pub description: *mut *mut c_char,
 }
 
+/// `pmix_app_t`: `argv` and `env` are NULL-terminated arrays of strings (or NULL).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_app_t {
+    pub cmd: *mut c_char,
+    pub argv: *mut *mut c_char,
+    pub env: *mut *mut c_char,
+    pub cwd: *mut c_char,
+    pub maxprocs: c_int,
+    pub info: *mut pmix_info_t,
+    pub ninfo: usize,
+}
+
+/// `pmix_pdata_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_pdata_t {
+    pub proc_: pmix_proc_t,
+    pub key: [c_char; KEY_BUF],
+    pub value: pmix_value_t,
+}
+
+/// `pmix_query_t`: `keys` is a NULL-terminated array of strings (or NULL).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_query_t {
+    pub keys: *mut *mut c_char,
+    pub qualifiers: *mut pmix_info_t,
+    pub nqual: usize,
+}
+
 /// The union of `pmix_value_t`. Members that OpenPMIx reaches through a pointer (proc, proc info,
 /// data array, coord, cpuset, geometry, device distance, endpoint, nspace) are pointers here too.
 #[repr(C)]

@@ -171,6 +171,14 @@ fn checks() -> Checks {
     layout!(&mut c, pmix_regattr_t, "pmix_regattr_t" {
         name: "name", string: "string", type_: "type", description: "description",
     });
+    layout!(&mut c, pmix_app_t, "pmix_app_t" {
+        cmd: "cmd", argv: "argv", env: "env", cwd: "cwd", maxprocs: "maxprocs", info: "info",
+        ninfo: "ninfo",
+    });
+    layout!(&mut c, pmix_pdata_t, "pmix_pdata_t" { proc_: "proc", key: "key", value: "value" });
+    layout!(&mut c, pmix_query_t, "pmix_query_t" {
+        keys: "keys", qualifiers: "qualifiers", nqual: "nqual",
+    });
     layout!(&mut c, pmix_value_t, "pmix_value_t" { type_: "type", data: "data" });
     layout!(&mut c, pmix_info_t, "pmix_info_t" { key: "key", flags: "flags", value: "value" });
     union_members!(&mut c,
@@ -279,9 +287,9 @@ fn checks() -> Checks {
         STATUS = "pmix_status_t",
         VALUE = "pmix_value_t",
         PROC = "pmix_proc_t",
-        APP = "-",
+        APP = "pmix_app_t",
         INFO = "pmix_info_t",
-        PDATA = "-",
+        PDATA = "pmix_pdata_t",
         BYTE_OBJECT = "pmix_byte_object_t",
         KVAL = "-",
         PERSIST = "pmix_persistence_t",
@@ -295,7 +303,7 @@ fn checks() -> Checks {
         PROC_INFO = "pmix_proc_info_t",
         DATA_ARRAY = "pmix_data_array_t",
         PROC_RANK = "pmix_rank_t",
-        QUERY = "-",
+        QUERY = "pmix_query_t",
         COMPRESSED_STRING = "pmix_byte_object_t",
         ALLOC_DIRECTIVE = "pmix_alloc_directive_t",
         IOF_CHANNEL = "pmix_iof_channel_t",

@@ -268,6 +268,11 @@ fn every_type_code_with_empty_payload_is_handled() {
             _ if boxed.contains(&ty) => {
                 bad_param(got, &format!("NULL pointer in a value of type {ty}"))
             }
+            t::APP | t::PDATA | t::QUERY => refused(
+                got,
+                status::PMIX_ERR_NOT_SUPPORTED,
+                &format!("not supported: value type {ty}"),
+            ),
             _ if ty != t::UNDEF && elem_size(ty).is_none() => refused(
                 got,
                 status::PMIX_ERR_NOT_SUPPORTED,

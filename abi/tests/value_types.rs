@@ -10,8 +10,8 @@ use core::ptr;
 use abi::c::{alloc_stored, destruct_value, free_value, read_value, write_value, zeroed_value};
 use abi::types::*;
 use gds::packed::{self, PackedArray};
-use gds::value::{types as t, RegAttr};
-use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use gds::value::{types as t, App, PData, Proc, Query, RegAttr};
+use gds::{part, Info, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 /// Store each value under its own key, and read each back through the client's conversion.
 /// Returns the C values the client got (to be freed with `free_value`).
@@ -105,6 +105,38 @@ fn regattr() -> Value {
     }))
 }
 
+fn app() -> Value {
+    Value::App(Box::new(App {
+        cmd: "./a.out".into(),
+        argv: vec!["./a.out".into(), "-v".into()],
+        env: vec!["A=1".into()],
+        cwd: "/tmp".into(),
+        maxprocs: 4,
+        info: vec![Info::new(
+            "pmix.mapby",
+            Value::array(t::UINT16, vec![Value::Uint16(2)]),
+        )],
+    }))
+}
+
+fn pdata() -> Value {
+    Value::PData(Box::new(PData {
+        proc: Proc {
+            nspace: "ns".into(),
+            rank: 2,
+        },
+        key: "published".into(),
+        value: Value::DataBuffer(vec![7, 7]),
+    }))
+}
+
+fn query() -> Value {
+    Value::Query(Box::new(Query {
+        keys: vec!["pmix.qry.ns".into()],
+        qualifiers: vec![Info::new("pmix.nspace", Value::String("ns".into()))],
+    }))
+}
+
 #[test]
 fn every_storable_type_comes_back_from_the_store_as_it_went_in() {
     let mut values = vec![
@@ -121,6 +153,26 @@ fn every_storable_type_comes_back_from_the_store_as_it_went_in() {
         })),
         Value::array(t::DATA_BUFFER, vec![Value::DataBuffer(vec![1, 2, 3])]),
         Value::array(t::REGATTR, vec![regattr(), regattr()]),
+        Value::array(
+            t::APP,
+            vec![
+                app(),
+                Value::App(Box::new(App {
+                    cmd: String::new(),
+                    argv: Vec::new(),
+                    env: Vec::new(),
+                    cwd: String::new(),
+                    maxprocs: 0,
+                    info: Vec::new(),
+                })),
+            ],
+        ),
+        Value::array(t::PDATA, vec![pdata()]),
+        Value::array(t::QUERY, vec![query(), query()]),
+        Value::array(
+            t::VALUE,
+            vec![Value::Command(1), Value::DataBuffer(vec![1])],
+        ),
         Value::array(
             t::DATA_ARRAY,
             vec![Value::array(t::UINT64, vec![Value::Uint64(1)])],
@@ -326,4 +378,17 @@ fn a_large_fixed_width_array_costs_its_bytes_in_the_store() {
     let elems = 16 * n as u64;
     let size = table_bytes_of(&v);
     assert!(size <= elems + elems / 4 + 4096, "timevals: {size} bytes");
+}
+
+#[test]
+fn apps_pdata_and_queries_live_only_in_arrays_of_their_type() {
+    for v in [app(), pdata(), query()] {
+        assert!(v.check().is_err(), "{v:?} alone");
+        assert!(Value::array(t::VALUE, vec![v.clone()]).check().is_err());
+        assert!(Value::array(v.type_code(), vec![v.clone()]).check().is_ok());
+        let mut c = zeroed_value();
+        let err = write_value(&mut c, &v).expect_err("alone");
+        assert_eq!(err.status(), status::PMIX_ERROR);
+        assert_eq!(c.type_, t::UNDEF);
+    }
 }

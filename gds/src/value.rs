@@ -2,9 +2,9 @@
 //! archived with rkyv and read in place from the mapping.
 //!
 //! Not stored (format.md section 7): process-local pointers (`PMIX_POINTER`, `PMIX_TOPO`), the
-//! statistics structs (query results), and the types no `pmix_value_t` member holds (`PMIX_APP`,
-//! `PMIX_PDATA`, `PMIX_KVAL`, `PMIX_QUERY`). Data arrays of fixed-width elements are stored packed
-//! ([`crate::packed`]).
+//! statistics structs (query results) and `PMIX_KVAL` (an OpenPMIx-internal object). `PMIX_INFO`,
+//! `PMIX_APP`, `PMIX_PDATA` and `PMIX_QUERY` are only elements of data arrays. Data arrays of
+//! fixed-width elements are stored packed ([`crate::packed`]).
 //!
 //! Enumerated PMIx types (`pmix_scope_t`, `pmix_proc_state_t`, ...) keep their C integer width and
 //! raw value: the store does not interpret them, and a value it does not know must round-trip.
@@ -179,6 +179,21 @@ pub struct Info {
 }
 
 impl Info {
+    /// A key of 1..=511 bytes and a value that checks.
+    fn check(&self) -> crate::Result<()> {
+        if self.key.is_empty() || self.key.len() > crate::layout::MAX_KEY_LEN {
+            return Err(crate::Error::InvalidArgument(format!(
+                "info key of {} bytes (1..=511)",
+                self.key.len()
+            )));
+        }
+        self.value.check()
+    }
+
+    fn pack_in_place(&mut self) {
+        self.value = std::mem::replace(&mut self.value, Value::Undef).into_packed();
+    }
+
     /// An info with no directives.
     pub fn new(key: impl Into<String>, value: Value) -> Info {
         Info {
@@ -196,6 +211,54 @@ impl Info {
             .collect();
         Info::new(key, Value::array(types::INFO, items))
     }
+}
+
+/// `pmix_app_t`, as an element of a `PMIX_APP` data array. NULL strings and arrays read as
+/// empty ones.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[rkyv(serialize_bounds(
+    __S: rkyv::ser::Writer + rkyv::ser::Allocator,
+    __S::Error: rkyv::rancor::Source,
+))]
+#[rkyv(deserialize_bounds(__D::Error: rkyv::rancor::Source))]
+#[rkyv(bytecheck(bounds(__C: rkyv::validation::ArchiveContext, __C::Error: rkyv::rancor::Source)))]
+pub struct App {
+    pub cmd: String,
+    pub argv: Vec<String>,
+    pub env: Vec<String>,
+    pub cwd: String,
+    pub maxprocs: i32,
+    #[rkyv(omit_bounds)]
+    pub info: Vec<Info>,
+}
+
+/// `pmix_pdata_t` (a published datum), as an element of a `PMIX_PDATA` data array.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[rkyv(serialize_bounds(
+    __S: rkyv::ser::Writer + rkyv::ser::Allocator,
+    __S::Error: rkyv::rancor::Source,
+))]
+#[rkyv(deserialize_bounds(__D::Error: rkyv::rancor::Source))]
+#[rkyv(bytecheck(bounds(__C: rkyv::validation::ArchiveContext, __C::Error: rkyv::rancor::Source)))]
+pub struct PData {
+    pub proc: Proc,
+    pub key: String,
+    #[rkyv(omit_bounds)]
+    pub value: Value,
+}
+
+/// `pmix_query_t`, as an element of a `PMIX_QUERY` data array.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[rkyv(serialize_bounds(
+    __S: rkyv::ser::Writer + rkyv::ser::Allocator,
+    __S::Error: rkyv::rancor::Source,
+))]
+#[rkyv(deserialize_bounds(__D::Error: rkyv::rancor::Source))]
+#[rkyv(bytecheck(bounds(__C: rkyv::validation::ArchiveContext, __C::Error: rkyv::rancor::Source)))]
+pub struct Query {
+    pub keys: Vec<String>,
+    #[rkyv(omit_bounds)]
+    pub qualifiers: Vec<Info>,
 }
 
 /// `pmix_data_array_t`: a type code and its elements. The element type is kept even for an
@@ -289,6 +352,12 @@ pub enum Value {
     RegAttr(Box<RegAttr>),
     /// A `PMIX_DATA_ARRAY` of fixed-width elements, stored as their bytes.
     PackedArray(crate::packed::PackedArray),
+    /// Only as an element of a `PMIX_APP` data array.
+    App(#[rkyv(omit_bounds)] Box<App>),
+    /// Only as an element of a `PMIX_PDATA` data array.
+    PData(#[rkyv(omit_bounds)] Box<PData>),
+    /// Only as an element of a `PMIX_QUERY` data array.
+    Query(#[rkyv(omit_bounds)] Box<Query>),
 }
 
 impl Value {
@@ -353,33 +422,53 @@ impl Value {
             Value::InfoDirectives(_) => t::INFO_DIRECTIVES,
             Value::RegAttr(_) => t::REGATTR,
             Value::PackedArray(_) => t::DATA_ARRAY,
+            Value::App(_) => t::APP,
+            Value::PData(_) => t::PDATA,
+            Value::Query(_) => t::QUERY,
         }
     }
 
-    /// Check what rkyv cannot: data array elements match their declared type, info elements
-    /// only inside info arrays, key lengths. Called by the writer before archiving.
+    /// Check what rkyv cannot: data array elements match their declared type, info, app,
+    /// pdata and query elements only inside arrays of their type, key lengths. Called by the
+    /// writer before archiving.
     pub fn check(&self) -> crate::Result<()> {
-        self.check_at(false)
+        self.check_at(types::UNDEF)
     }
 
-    fn check_at(&self, in_info_array: bool) -> crate::Result<()> {
+    /// Whether this type is only ever an element of a data array of its type.
+    fn element_only(&self) -> bool {
+        matches!(
+            self,
+            Value::Info(_) | Value::App(_) | Value::PData(_) | Value::Query(_)
+        )
+    }
+
+    /// `elem_of`: the element type of the array holding this value (UNDEF: none).
+    fn check_at(&self, elem_of: u16) -> crate::Result<()> {
+        if self.element_only() && elem_of != self.type_code() {
+            return Err(crate::Error::InvalidArgument(format!(
+                "a value of type {} outside a data array of that type",
+                self.type_code()
+            )));
+        }
+        let infos = |infos: &[Info]| infos.iter().try_for_each(Info::check);
         match self {
-            Value::Info(info) if in_info_array => {
-                if info.key.is_empty() || info.key.len() > crate::layout::MAX_KEY_LEN {
+            Value::Info(info) => info.check(),
+            Value::App(app) => infos(&app.info),
+            Value::PData(d) => {
+                if d.key.len() > crate::layout::MAX_KEY_LEN {
                     return Err(crate::Error::InvalidArgument(format!(
-                        "info key of {} bytes (1..=511)",
-                        info.key.len()
+                        "pdata key of {} bytes (..=511)",
+                        d.key.len()
                     )));
                 }
-                info.value.check_at(false)
+                d.value.check()
             }
-            Value::Info(_) => Err(crate::Error::InvalidArgument(
-                "an info value outside a PMIX_INFO data array".into(),
-            )),
+            Value::Query(q) => infos(&q.qualifiers),
             Value::DataArray(array) => {
                 for item in &array.items {
                     let ok = match array.elem_type {
-                        types::VALUE => !matches!(item, Value::Info(_)),
+                        types::VALUE => !item.element_only(),
                         t => item.type_code() == t,
                     };
                     if !ok {
@@ -389,7 +478,7 @@ impl Value {
                             item.type_code()
                         )));
                     }
-                    item.check_at(array.elem_type == types::INFO)?;
+                    item.check_at(array.elem_type)?;
                 }
                 Ok(())
             }
@@ -413,8 +502,20 @@ impl Value {
                 }
             }
             Value::Info(mut info) => {
-                info.value = std::mem::replace(&mut info.value, Value::Undef).into_packed();
+                info.pack_in_place();
                 Value::Info(info)
+            }
+            Value::App(mut app) => {
+                app.info.iter_mut().for_each(Info::pack_in_place);
+                Value::App(app)
+            }
+            Value::PData(mut d) => {
+                d.value = std::mem::replace(&mut d.value, Value::Undef).into_packed();
+                Value::PData(d)
+            }
+            Value::Query(mut q) => {
+                q.qualifiers.iter_mut().for_each(Info::pack_in_place);
+                Value::Query(q)
             }
             v => v,
         }
@@ -511,6 +612,9 @@ impl ArchivedValue {
             ArchivedValue::InfoDirectives(_) => t::INFO_DIRECTIVES,
             ArchivedValue::RegAttr(_) => t::REGATTR,
             ArchivedValue::PackedArray(_) => t::DATA_ARRAY,
+            ArchivedValue::App(_) => t::APP,
+            ArchivedValue::PData(_) => t::PDATA,
+            ArchivedValue::Query(_) => t::QUERY,
         }
     }
 

@@ -72,6 +72,9 @@ pub fn elem_size(ty: u16) -> Option<usize> {
         t::PROC_NSPACE => NSPACE_BUF,
         t::REGATTR => size_of::<pmix_regattr_t>(),
         t::DATA_BUFFER => size_of::<pmix_data_buffer_t>(),
+        t::APP => size_of::<pmix_app_t>(),
+        t::PDATA => size_of::<pmix_pdata_t>(),
+        t::QUERY => size_of::<pmix_query_t>(),
         _ => return None,
     })
 }

@@ -6,7 +6,8 @@ use core::ptr;
 
 use gds::packed::{self, PackedArray};
 use gds::value::{
-    types as t, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, Proc, ProcInfo, RegAttr,
+    types as t, App, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, PData, Proc,
+    ProcInfo, Query, RegAttr,
 };
 use gds::{DataArray, Info, Value};
 
@@ -70,6 +71,53 @@ unsafe fn read_packed(da: &pmix_data_array_t, width: usize) -> Result<Value, Abi
         elem_type: da.type_,
         bytes,
     }))
+}
+
+/// A NULL-terminated array of strings (`char **argv`); NULL is empty.
+///
+/// # Safety
+/// `p` is NULL or points to readable string pointers up to a NULL one.
+unsafe fn read_argv(p: *const *mut c_char) -> Result<Vec<String>, AbiError> {
+    let mut out = Vec::new();
+    if p.is_null() {
+        return Ok(out);
+    }
+    loop {
+        if out.len() >= 1 << 20 {
+            return Err(bad("string array without its NULL end"));
+        }
+        // SAFETY: every slot up to the NULL one is readable (caller).
+        let s = unsafe { ptr::read(p.add(out.len())) };
+        if s.is_null() {
+            return Ok(out);
+        }
+        // SAFETY: a NUL-terminated string (caller).
+        out.push(unsafe { c_string(s) }?);
+    }
+}
+
+/// `n` infos at `p` (an app's info, a query's qualifiers).
+///
+/// # Safety
+/// As [`read_infos`].
+unsafe fn read_info_array(
+    p: *const pmix_info_t,
+    n: usize,
+    depth: usize,
+) -> Result<Vec<Info>, AbiError> {
+    // SAFETY: forwarded caller promise.
+    let infos = unsafe { c_slice(p, n) }?;
+    infos
+        .iter()
+        .map(|info| {
+            Ok(Info {
+                key: fixed_str(&info.key)?.to_owned(),
+                flags: info.flags,
+                // SAFETY: the element is readable (caller).
+                value: unsafe { read_value(&info.value, depth + 1) }?,
+            })
+        })
+        .collect()
 }
 
 /// # Safety
@@ -256,26 +304,40 @@ unsafe fn read_elem(ty: u16, p: *const u8, depth: usize) -> Result<Value, AbiErr
             t::DATA_BUFFER => Value::DataBuffer(dbuf_payload(&*p.cast::<pmix_data_buffer_t>())?),
             t::REGATTR => {
                 let r = &*p.cast::<pmix_regattr_t>();
-                let mut description = Vec::new();
-                if !r.description.is_null() {
-                    let mut i = 0;
-                    loop {
-                        let line = ptr::read(r.description.add(i));
-                        if line.is_null() {
-                            break;
-                        }
-                        if i >= 1 << 20 {
-                            return Err(bad("regattr description without its NULL end"));
-                        }
-                        description.push(c_string(line)?);
-                        i += 1;
-                    }
-                }
                 Value::RegAttr(Box::new(RegAttr {
                     name: opt_string(r.name)?,
                     key: fixed_str(&r.string)?.to_owned(),
                     value_type: r.type_,
-                    description,
+                    description: read_argv(r.description)?,
+                }))
+            }
+            t::APP => {
+                let a = &*p.cast::<pmix_app_t>();
+                Value::App(Box::new(App {
+                    cmd: opt_string(a.cmd)?,
+                    argv: read_argv(a.argv)?,
+                    env: read_argv(a.env)?,
+                    cwd: opt_string(a.cwd)?,
+                    maxprocs: a.maxprocs,
+                    info: read_info_array(a.info, a.ninfo, depth)?,
+                }))
+            }
+            t::PDATA => {
+                let d = &*p.cast::<pmix_pdata_t>();
+                Value::PData(Box::new(PData {
+                    proc: Proc {
+                        nspace: fixed_str(&d.proc_.nspace)?.to_owned(),
+                        rank: d.proc_.rank,
+                    },
+                    key: fixed_str(&d.key)?.to_owned(),
+                    value: read_value(&d.value, depth + 1)?,
+                }))
+            }
+            t::QUERY => {
+                let q = &*p.cast::<pmix_query_t>();
+                Value::Query(Box::new(Query {
+                    keys: read_argv(q.keys)?,
+                    qualifiers: read_info_array(q.qualifiers, q.nqual, depth)?,
                 }))
             }
             other => return Err(AbiError::NotSupported(format!("value type {other}"))),
@@ -295,6 +357,10 @@ pub unsafe fn read_value(v: *const pmix_value_t, depth: usize) -> Result<Value, 
     let v = unsafe { &*v };
     if matches!(v.type_, t::INFO | t::VALUE) {
         return Err(bad("a value of type PMIX_INFO/PMIX_VALUE outside an array"));
+    }
+    if matches!(v.type_, t::APP | t::PDATA | t::QUERY) {
+        // No member of the union holds them: only a data array does.
+        return Err(AbiError::NotSupported(format!("value type {}", v.type_)));
     }
     // SAFETY: the union member read is the one `type_` names: inline members at `&data`,
     // boxed members through their (non-NULL) pointer.

@@ -6,7 +6,7 @@ use core::mem::size_of;
 use core::ptr;
 
 use gds::packed;
-use gds::value::{types as t, Coord, Proc, RegAttr};
+use gds::value::{types as t, App, Coord, PData, Proc, Query, RegAttr};
 use gds::{ArchivedValue, Info, Value, ValueRef};
 
 use super::free::destruct_value;
@@ -94,6 +94,62 @@ fn c_dbuf(out: &mut pmix_data_buffer_t, payload: &[u8]) -> Result<(), AbiError> 
     Ok(())
 }
 
+/// A NULL-terminated array of strings (NULL for none), each malloc'd. On error `*out` holds
+/// what was made, for the destructor (the array is zeroed, so it ends at the first NULL).
+fn c_argv(out: &mut *mut *mut c_char, strings: &[String]) -> Result<(), AbiError> {
+    if strings.is_empty() {
+        return Ok(());
+    }
+    let lines = calloc_n::<*mut c_char>(strings.len() + 1)?;
+    *out = lines;
+    for (i, s) in strings.iter().enumerate() {
+        // SAFETY: `lines` has strings.len() + 1 slots.
+        unsafe { lines.add(i).write(c_dup_str(s)?) };
+    }
+    Ok(())
+}
+
+/// An array of infos; `*n` counts each as it is started, so a failure leaves exactly those to
+/// the destructor.
+fn c_infos(out: &mut *mut pmix_info_t, n: &mut usize, infos: &[Info]) -> Result<(), AbiError> {
+    if infos.is_empty() {
+        return Ok(());
+    }
+    let arr = calloc_n::<pmix_info_t>(infos.len())?;
+    *out = arr;
+    for (i, info) in infos.iter().enumerate() {
+        *n = i + 1;
+        // SAFETY: `arr` has infos.len() zeroed infos.
+        write_info(unsafe { &mut *arr.add(i) }, info)?;
+    }
+    Ok(())
+}
+
+fn c_app(out: &mut pmix_app_t, a: &App) -> Result<(), AbiError> {
+    out.maxprocs = a.maxprocs;
+    out.cmd = c_dup_str(&a.cmd)?;
+    out.cwd = c_dup_str(&a.cwd)?;
+    c_argv(&mut out.argv, &a.argv)?;
+    c_argv(&mut out.env, &a.env)?;
+    c_infos(&mut out.info, &mut out.ninfo, &a.info)
+}
+
+fn c_pdata(out: &mut pmix_pdata_t, d: &PData) -> Result<(), AbiError> {
+    if d.key.len() >= KEY_BUF || has_nul(d.key.as_bytes()) {
+        return Err(AbiError::Store(gds::Error::Corrupt("pdata key")));
+    }
+    out.proc_ = c_proc(&d.proc)?;
+    for (o, &b) in out.key.iter_mut().zip(d.key.as_bytes()) {
+        *o = b as c_char;
+    }
+    write_value(&mut out.value, &d.value)
+}
+
+fn c_query(out: &mut pmix_query_t, q: &Query) -> Result<(), AbiError> {
+    c_argv(&mut out.keys, &q.keys)?;
+    c_infos(&mut out.qualifiers, &mut out.nqual, &q.qualifiers)
+}
+
 fn c_regattr(out: &mut pmix_regattr_t, r: &RegAttr) -> Result<(), AbiError> {
     if r.key.len() >= KEY_BUF || has_nul(r.key.as_bytes()) {
         return Err(AbiError::Store(gds::Error::Corrupt("regattr key")));
@@ -103,16 +159,7 @@ fn c_regattr(out: &mut pmix_regattr_t, r: &RegAttr) -> Result<(), AbiError> {
     }
     out.type_ = r.value_type;
     out.name = c_dup_str(&r.name)?;
-    if !r.description.is_empty() {
-        // NULL-terminated; zeroed, so a failure part way leaves the lines made so far to free.
-        let lines = calloc_n::<*mut c_char>(r.description.len() + 1)?;
-        out.description = lines;
-        for (i, line) in r.description.iter().enumerate() {
-            // SAFETY: `lines` has description.len() + 1 slots.
-            unsafe { lines.add(i).write(c_dup_str(line)?) };
-        }
-    }
-    Ok(())
+    c_argv(&mut out.description, &r.description)
 }
 
 fn nspace_buf(s: &str) -> Result<[c_char; NSPACE_BUF], AbiError> {
@@ -275,6 +322,9 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
             Value::PackedArray(a) => {
                 c_packed(&mut *p.cast::<pmix_data_array_t>(), a.elem_type, &a.bytes)?
             }
+            Value::App(a) => c_app(&mut *p.cast::<pmix_app_t>(), a)?,
+            Value::PData(d) => c_pdata(&mut *p.cast::<pmix_pdata_t>(), d)?,
+            Value::Query(q) => c_query(&mut *p.cast::<pmix_query_t>(), q)?,
         }
     }
     Ok(())
@@ -312,9 +362,12 @@ pub fn write_value(out: &mut pmix_value_t, v: &Value) -> Result<(), AbiError> {
     // whatever `*out` held before.
     *out = zeroed_value();
     let ty = v.type_code();
-    if matches!(v, Value::Info(_)) {
+    if matches!(
+        v,
+        Value::Info(_) | Value::App(_) | Value::PData(_) | Value::Query(_)
+    ) {
         return Err(AbiError::Store(gds::Error::Corrupt(
-            "info outside an array",
+            "an info, app, pdata or query outside an array",
         )));
     }
     out.type_ = ty;
