@@ -122,6 +122,58 @@ pub struct pmix_endpoint_t {
     pub endpt: pmix_byte_object_t,
 }
 
+/// `pmix_data_buffer_t`: packed bytes; the unread payload is `unpack_ptr..pack_ptr`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_data_buffer_t {
+    pub base_ptr: *mut c_char,
+    pub pack_ptr: *mut c_char,
+    pub unpack_ptr: *mut c_char,
+    pub bytes_allocated: usize,
+    pub bytes_used: usize,
+}
+
+/// `pmix_regattr_t`: `description` is a NULL-terminated array of strings (or NULL).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_regattr_t {
+    pub name: *mut c_char,
+    pub string: [c_char; KEY_BUF],
+    pub type_: pmix_data_type_t,
+    pub description: *mut *mut c_char,
+}
+
+/// `pmix_app_t`: `argv` and `env` are NULL-terminated arrays of strings (or NULL).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_app_t {
+    pub cmd: *mut c_char,
+    pub argv: *mut *mut c_char,
+    pub env: *mut *mut c_char,
+    pub cwd: *mut c_char,
+    pub maxprocs: c_int,
+    pub info: *mut pmix_info_t,
+    pub ninfo: usize,
+}
+
+/// `pmix_pdata_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_pdata_t {
+    pub proc_: pmix_proc_t,
+    pub key: [c_char; KEY_BUF],
+    pub value: pmix_value_t,
+}
+
+/// `pmix_query_t`: `keys` is a NULL-terminated array of strings (or NULL).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_query_t {
+    pub keys: *mut *mut c_char,
+    pub qualifiers: *mut pmix_info_t,
+    pub nqual: usize,
+}
+
 /// The union of `pmix_value_t`. Members that OpenPMIx reaches through a pointer (proc, proc info,
 /// data array, coord, cpuset, geometry, device distance, endpoint, nspace) are pointers here too.
 #[repr(C)]
@@ -160,6 +212,7 @@ pub union pmix_value_data {
     pub geometry: *mut pmix_geometry_t,
     pub devdist: *mut pmix_device_distance_t,
     pub endpoint: *mut pmix_endpoint_t,
+    pub dbuf: *mut pmix_data_buffer_t,
 }
 
 /// `pmix_value_t`.

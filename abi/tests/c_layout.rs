@@ -164,6 +164,21 @@ fn checks() -> Checks {
     layout!(&mut c, pmix_endpoint_t, "pmix_endpoint_t" {
         uuid: "uuid", osname: "osname", endpt: "endpt",
     });
+    layout!(&mut c, pmix_data_buffer_t, "pmix_data_buffer_t" {
+        base_ptr: "base_ptr", pack_ptr: "pack_ptr", unpack_ptr: "unpack_ptr",
+        bytes_allocated: "bytes_allocated", bytes_used: "bytes_used",
+    });
+    layout!(&mut c, pmix_regattr_t, "pmix_regattr_t" {
+        name: "name", string: "string", type_: "type", description: "description",
+    });
+    layout!(&mut c, pmix_app_t, "pmix_app_t" {
+        cmd: "cmd", argv: "argv", env: "env", cwd: "cwd", maxprocs: "maxprocs", info: "info",
+        ninfo: "ninfo",
+    });
+    layout!(&mut c, pmix_pdata_t, "pmix_pdata_t" { proc_: "proc", key: "key", value: "value" });
+    layout!(&mut c, pmix_query_t, "pmix_query_t" {
+        keys: "keys", qualifiers: "qualifiers", nqual: "nqual",
+    });
     layout!(&mut c, pmix_value_t, "pmix_value_t" { type_: "type", data: "data" });
     layout!(&mut c, pmix_info_t, "pmix_info_t" { key: "key", flags: "flags", value: "value" });
     union_members!(&mut c,
@@ -180,6 +195,7 @@ fn checks() -> Checks {
         cpuset / "cpuset": *mut pmix_cpuset_t, geometry / "geometry": *mut pmix_geometry_t,
         devdist / "devdist": *mut pmix_device_distance_t,
         endpoint / "endpoint": *mut pmix_endpoint_t,
+        dbuf / "dbuf": *mut pmix_data_buffer_t,
     );
     // Scalar typedefs the mirrors stand for.
     c.num(
@@ -271,21 +287,29 @@ fn checks() -> Checks {
         STATUS = "pmix_status_t",
         VALUE = "pmix_value_t",
         PROC = "pmix_proc_t",
+        APP = "pmix_app_t",
         INFO = "pmix_info_t",
+        PDATA = "pmix_pdata_t",
         BYTE_OBJECT = "pmix_byte_object_t",
+        KVAL = "-",
         PERSIST = "pmix_persistence_t",
+        POINTER = "-",
         SCOPE = "pmix_scope_t",
         DATA_RANGE = "pmix_data_range_t",
+        COMMAND = "uint8_t",
+        INFO_DIRECTIVES = "pmix_info_directives_t",
         DATA_TYPE = "pmix_data_type_t",
         PROC_STATE = "pmix_proc_state_t",
         PROC_INFO = "pmix_proc_info_t",
         DATA_ARRAY = "pmix_data_array_t",
         PROC_RANK = "pmix_rank_t",
+        QUERY = "pmix_query_t",
         COMPRESSED_STRING = "pmix_byte_object_t",
         ALLOC_DIRECTIVE = "pmix_alloc_directive_t",
         IOF_CHANNEL = "pmix_iof_channel_t",
         ENVAR = "pmix_envar_t",
         COORD = "pmix_coord_t",
+        REGATTR = "pmix_regattr_t",
         REGEX = "pmix_byte_object_t",
         JOB_STATE = "pmix_job_state_t",
         LINK_STATE = "pmix_link_state_t",
@@ -293,10 +317,16 @@ fn checks() -> Checks {
         GEOMETRY = "pmix_geometry_t",
         DEVICE_DIST = "pmix_device_distance_t",
         ENDPOINT = "pmix_endpoint_t",
+        TOPO = "-",
         DEVTYPE = "pmix_device_type_t",
         LOCTYPE = "pmix_locality_t",
         COMPRESSED_BYTE_OBJECT = "pmix_byte_object_t",
         PROC_NSPACE = "pmix_nspace_t",
+        PROC_STATS = "-",
+        DISK_STATS = "-",
+        NET_STATS = "-",
+        NODE_STATS = "-",
+        DATA_BUFFER = "pmix_data_buffer_t",
         STOR_MEDIUM = "pmix_storage_medium_t",
         STOR_ACCESS = "pmix_storage_accessibility_t",
         STOR_PERSIST = "pmix_storage_persistence_t",

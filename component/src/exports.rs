@@ -49,6 +49,10 @@ pub unsafe extern "C" fn rshm_gds42_fetch(
                 return Err(AbiError::Store(gds::Error::NotFound));
             }
             // SAFETY: a valid pmix_proc_t (caller contract).
+            if !keys::is_reserved(key_str) && unsafe { own_lossy(proc_, key_str, &req) }? {
+                return Err(AbiError::Store(gds::Error::NotFound));
+            }
+            // SAFETY: a valid pmix_proc_t (caller contract).
             if key_str == keys::NODEID && !unsafe { same_node(proc_, &req) }? {
                 return Err(AbiError::Store(gds::Error::NotFound));
             }
@@ -65,6 +69,31 @@ pub unsafe extern "C" fn rshm_gds42_fetch(
         } else {
             PMIX_ERR_NOT_FOUND
         }
+    })
+}
+
+/// Whether the store's answer is a value the calling process posted itself that OpenPMIx 4.2.2
+/// does not carry to its server intact (a `PMIX_DATA_BUFFER` arrives empty: its `pack_val` has
+/// no case for the type): libpmix answers that from what the process put, as without rshm.
+///
+/// # Safety
+/// `proc_` is a valid `pmix_proc_t`.
+unsafe fn own_lossy(
+    proc_: *const pmix_proc_t,
+    key: &str,
+    req: &GetRequest,
+) -> Result<bool, AbiError> {
+    // SAFETY: a valid pmix_proc_t (caller contract).
+    let (ns, rank) = unsafe { abi::c::proc_ref(proc_) }?;
+    rshm_client::with_client(|c| {
+        if c.me() != Some((ns, rank)) {
+            return Ok(false);
+        }
+        let pin = c.reader().pin();
+        Ok(matches!(
+            c.decide(&pin, ns, rank, key, req),
+            Decision::Answer(v, _) if v.type_code() == gds::value::types::DATA_BUFFER
+        ))
     })
 }
 

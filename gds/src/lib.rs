@@ -32,6 +32,7 @@ pub mod jobdata;
 pub mod layout;
 #[cfg(not(gds_loom))]
 pub mod modex;
+pub mod packed;
 pub mod protocol;
 pub mod sync;
 pub mod value;

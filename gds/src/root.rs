@@ -34,7 +34,9 @@ pub fn encode(generation: u64, refs: &[RefSpec<'_>]) -> Result<Vec<u8>> {
             "root records out of order or repeated".into(),
         ));
     }
-    debug_assert!(refs.iter().all(|r| r.name_hash == key_hash(r.name.as_bytes())));
+    debug_assert!(refs
+        .iter()
+        .all(|r| r.name_hash == key_hash(r.name.as_bytes())));
     let mut enc = Encoder::default();
     encode_header(&mut enc, Kind::Root, generation, 0);
     enc.u32(refs.len() as u32);

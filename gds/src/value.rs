@@ -1,8 +1,10 @@
 //! The PMIx value model: every storable `pmix_value_t` type of the PMIx v5 standard (3.2.8, 3.3),
 //! archived with rkyv and read in place from the mapping.
 //!
-//! Not stored (format.md section 7): process-local pointers (`PMIX_POINTER`, `PMIX_TOPO`,
-//! `PMIX_DATA_BUFFER`) and the statistics structs, which are query results.
+//! Not stored (format.md section 7): process-local pointers (`PMIX_POINTER`, `PMIX_TOPO`), the
+//! statistics structs (query results) and `PMIX_KVAL` (an OpenPMIx-internal object). `PMIX_INFO`,
+//! `PMIX_APP`, `PMIX_PDATA` and `PMIX_QUERY` are only elements of data arrays. Data arrays of
+//! fixed-width elements are stored packed ([`crate::packed`]).
 //!
 //! Enumerated PMIx types (`pmix_scope_t`, `pmix_proc_state_t`, ...) keep their C integer width and
 //! raw value: the store does not interpret them, and a value it does not know must round-trip.
@@ -37,21 +39,29 @@ pub mod types {
     pub const STATUS: u16 = 20;
     pub const VALUE: u16 = 21;
     pub const PROC: u16 = 22;
+    pub const APP: u16 = 23;
     pub const INFO: u16 = 24;
+    pub const PDATA: u16 = 25;
     pub const BYTE_OBJECT: u16 = 27;
+    pub const KVAL: u16 = 28;
     pub const PERSIST: u16 = 30;
+    pub const POINTER: u16 = 31;
     pub const SCOPE: u16 = 32;
     pub const DATA_RANGE: u16 = 33;
+    pub const COMMAND: u16 = 34;
+    pub const INFO_DIRECTIVES: u16 = 35;
     pub const DATA_TYPE: u16 = 36;
     pub const PROC_STATE: u16 = 37;
     pub const PROC_INFO: u16 = 38;
     pub const DATA_ARRAY: u16 = 39;
     pub const PROC_RANK: u16 = 40;
+    pub const QUERY: u16 = 41;
     pub const COMPRESSED_STRING: u16 = 42;
     pub const ALLOC_DIRECTIVE: u16 = 43;
     pub const IOF_CHANNEL: u16 = 45;
     pub const ENVAR: u16 = 46;
     pub const COORD: u16 = 47;
+    pub const REGATTR: u16 = 48;
     pub const REGEX: u16 = 49;
     pub const JOB_STATE: u16 = 50;
     pub const LINK_STATE: u16 = 51;
@@ -59,10 +69,16 @@ pub mod types {
     pub const GEOMETRY: u16 = 53;
     pub const DEVICE_DIST: u16 = 54;
     pub const ENDPOINT: u16 = 55;
+    pub const TOPO: u16 = 56;
     pub const DEVTYPE: u16 = 57;
     pub const LOCTYPE: u16 = 58;
     pub const COMPRESSED_BYTE_OBJECT: u16 = 59;
     pub const PROC_NSPACE: u16 = 60;
+    pub const PROC_STATS: u16 = 61;
+    pub const DISK_STATS: u16 = 62;
+    pub const NET_STATS: u16 = 63;
+    pub const NODE_STATS: u16 = 64;
+    pub const DATA_BUFFER: u16 = 65;
     pub const STOR_MEDIUM: u16 = 66;
     pub const STOR_ACCESS: u16 = 67;
     pub const STOR_PERSIST: u16 = 68;
@@ -137,6 +153,15 @@ pub struct Endpoint {
     pub endpt: Vec<u8>,
 }
 
+/// `pmix_regattr_t`: an attribute's name, key string, value type and description lines.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct RegAttr {
+    pub name: String,
+    pub key: String,
+    pub value_type: u16,
+    pub description: Vec<String>,
+}
+
 /// `pmix_info_t` as an element of an info array (a data array of type `PMIX_INFO`).
 #[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[rkyv(serialize_bounds(
@@ -154,6 +179,21 @@ pub struct Info {
 }
 
 impl Info {
+    /// A key of 1..=511 bytes and a value that checks.
+    fn check(&self) -> crate::Result<()> {
+        if self.key.is_empty() || self.key.len() > crate::layout::MAX_KEY_LEN {
+            return Err(crate::Error::InvalidArgument(format!(
+                "info key of {} bytes (1..=511)",
+                self.key.len()
+            )));
+        }
+        self.value.check()
+    }
+
+    fn pack_in_place(&mut self) {
+        self.value = std::mem::replace(&mut self.value, Value::Undef).into_packed();
+    }
+
     /// An info with no directives.
     pub fn new(key: impl Into<String>, value: Value) -> Info {
         Info {
@@ -171,6 +211,54 @@ impl Info {
             .collect();
         Info::new(key, Value::array(types::INFO, items))
     }
+}
+
+/// `pmix_app_t`, as an element of a `PMIX_APP` data array. NULL strings and arrays read as
+/// empty ones.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[rkyv(serialize_bounds(
+    __S: rkyv::ser::Writer + rkyv::ser::Allocator,
+    __S::Error: rkyv::rancor::Source,
+))]
+#[rkyv(deserialize_bounds(__D::Error: rkyv::rancor::Source))]
+#[rkyv(bytecheck(bounds(__C: rkyv::validation::ArchiveContext, __C::Error: rkyv::rancor::Source)))]
+pub struct App {
+    pub cmd: String,
+    pub argv: Vec<String>,
+    pub env: Vec<String>,
+    pub cwd: String,
+    pub maxprocs: i32,
+    #[rkyv(omit_bounds)]
+    pub info: Vec<Info>,
+}
+
+/// `pmix_pdata_t` (a published datum), as an element of a `PMIX_PDATA` data array.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[rkyv(serialize_bounds(
+    __S: rkyv::ser::Writer + rkyv::ser::Allocator,
+    __S::Error: rkyv::rancor::Source,
+))]
+#[rkyv(deserialize_bounds(__D::Error: rkyv::rancor::Source))]
+#[rkyv(bytecheck(bounds(__C: rkyv::validation::ArchiveContext, __C::Error: rkyv::rancor::Source)))]
+pub struct PData {
+    pub proc: Proc,
+    pub key: String,
+    #[rkyv(omit_bounds)]
+    pub value: Value,
+}
+
+/// `pmix_query_t`, as an element of a `PMIX_QUERY` data array.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[rkyv(serialize_bounds(
+    __S: rkyv::ser::Writer + rkyv::ser::Allocator,
+    __S::Error: rkyv::rancor::Source,
+))]
+#[rkyv(deserialize_bounds(__D::Error: rkyv::rancor::Source))]
+#[rkyv(bytecheck(bounds(__C: rkyv::validation::ArchiveContext, __C::Error: rkyv::rancor::Source)))]
+pub struct Query {
+    pub keys: Vec<String>,
+    #[rkyv(omit_bounds)]
+    pub qualifiers: Vec<Info>,
 }
 
 /// `pmix_data_array_t`: a type code and its elements. The element type is kept even for an
@@ -254,6 +342,22 @@ pub enum Value {
     StorAccess(u64),
     StorPersist(u64),
     StorAccessType(u64),
+    // Added after the variants above (whose archived tags they keep): format.md section 7.
+    /// `PMIX_DATA_BUFFER`: the buffer's unread payload (what `PMIx_Data_copy_payload` copies).
+    DataBuffer(Vec<u8>),
+    /// `PMIX_COMMAND` (`pmix_cmd_t`).
+    Command(u8),
+    /// `PMIX_INFO_DIRECTIVES` (`pmix_info_directives_t`).
+    InfoDirectives(u32),
+    RegAttr(Box<RegAttr>),
+    /// A `PMIX_DATA_ARRAY` of fixed-width elements, stored as their bytes.
+    PackedArray(crate::packed::PackedArray),
+    /// Only as an element of a `PMIX_APP` data array.
+    App(#[rkyv(omit_bounds)] Box<App>),
+    /// Only as an element of a `PMIX_PDATA` data array.
+    PData(#[rkyv(omit_bounds)] Box<PData>),
+    /// Only as an element of a `PMIX_QUERY` data array.
+    Query(#[rkyv(omit_bounds)] Box<Query>),
 }
 
 impl Value {
@@ -313,33 +417,58 @@ impl Value {
             Value::StorAccess(_) => t::STOR_ACCESS,
             Value::StorPersist(_) => t::STOR_PERSIST,
             Value::StorAccessType(_) => t::STOR_ACCESS_TYPE,
+            Value::DataBuffer(_) => t::DATA_BUFFER,
+            Value::Command(_) => t::COMMAND,
+            Value::InfoDirectives(_) => t::INFO_DIRECTIVES,
+            Value::RegAttr(_) => t::REGATTR,
+            Value::PackedArray(_) => t::DATA_ARRAY,
+            Value::App(_) => t::APP,
+            Value::PData(_) => t::PDATA,
+            Value::Query(_) => t::QUERY,
         }
     }
 
-    /// Check what rkyv cannot: data array elements match their declared type, info elements
-    /// only inside info arrays, key lengths. Called by the writer before archiving.
+    /// Check what rkyv cannot: data array elements match their declared type, info, app,
+    /// pdata and query elements only inside arrays of their type, key lengths. Called by the
+    /// writer before archiving.
     pub fn check(&self) -> crate::Result<()> {
-        self.check_at(false)
+        self.check_at(types::UNDEF)
     }
 
-    fn check_at(&self, in_info_array: bool) -> crate::Result<()> {
+    /// Whether this type is only ever an element of a data array of its type.
+    fn element_only(&self) -> bool {
+        matches!(
+            self,
+            Value::Info(_) | Value::App(_) | Value::PData(_) | Value::Query(_)
+        )
+    }
+
+    /// `elem_of`: the element type of the array holding this value (UNDEF: none).
+    fn check_at(&self, elem_of: u16) -> crate::Result<()> {
+        if self.element_only() && elem_of != self.type_code() {
+            return Err(crate::Error::InvalidArgument(format!(
+                "a value of type {} outside a data array of that type",
+                self.type_code()
+            )));
+        }
+        let infos = |infos: &[Info]| infos.iter().try_for_each(Info::check);
         match self {
-            Value::Info(info) if in_info_array => {
-                if info.key.is_empty() || info.key.len() > crate::layout::MAX_KEY_LEN {
+            Value::Info(info) => info.check(),
+            Value::App(app) => infos(&app.info),
+            Value::PData(d) => {
+                if d.key.len() > crate::layout::MAX_KEY_LEN {
                     return Err(crate::Error::InvalidArgument(format!(
-                        "info key of {} bytes (1..=511)",
-                        info.key.len()
+                        "pdata key of {} bytes (..=511)",
+                        d.key.len()
                     )));
                 }
-                info.value.check_at(false)
+                d.value.check()
             }
-            Value::Info(_) => Err(crate::Error::InvalidArgument(
-                "an info value outside a PMIX_INFO data array".into(),
-            )),
+            Value::Query(q) => infos(&q.qualifiers),
             Value::DataArray(array) => {
                 for item in &array.items {
                     let ok = match array.elem_type {
-                        types::VALUE => !matches!(item, Value::Info(_)),
+                        types::VALUE => !item.element_only(),
                         t => item.type_code() == t,
                     };
                     if !ok {
@@ -349,11 +478,46 @@ impl Value {
                             item.type_code()
                         )));
                     }
-                    item.check_at(array.elem_type == types::INFO)?;
+                    item.check_at(array.elem_type)?;
                 }
                 Ok(())
             }
+            Value::PackedArray(p) => p.check(),
             _ => Ok(()),
+        }
+    }
+
+    /// This value with every data array of fixed-width elements, at any depth, packed
+    /// ([`crate::packed`]), as the C conversion reads it: the form a C round trip gives back.
+    pub fn into_packed(self) -> Value {
+        match self {
+            Value::DataArray(a) => {
+                let DataArray { elem_type, items } = *a;
+                match crate::packed::PackedArray::from_items(elem_type, &items) {
+                    Some(p) => Value::PackedArray(p),
+                    None => Value::array(
+                        elem_type,
+                        items.into_iter().map(Value::into_packed).collect(),
+                    ),
+                }
+            }
+            Value::Info(mut info) => {
+                info.pack_in_place();
+                Value::Info(info)
+            }
+            Value::App(mut app) => {
+                app.info.iter_mut().for_each(Info::pack_in_place);
+                Value::App(app)
+            }
+            Value::PData(mut d) => {
+                d.value = std::mem::replace(&mut d.value, Value::Undef).into_packed();
+                Value::PData(d)
+            }
+            Value::Query(mut q) => {
+                q.qualifiers.iter_mut().for_each(Info::pack_in_place);
+                Value::Query(q)
+            }
+            v => v,
         }
     }
 
@@ -443,6 +607,14 @@ impl ArchivedValue {
             ArchivedValue::StorAccess(_) => t::STOR_ACCESS,
             ArchivedValue::StorPersist(_) => t::STOR_PERSIST,
             ArchivedValue::StorAccessType(_) => t::STOR_ACCESS_TYPE,
+            ArchivedValue::DataBuffer(_) => t::DATA_BUFFER,
+            ArchivedValue::Command(_) => t::COMMAND,
+            ArchivedValue::InfoDirectives(_) => t::INFO_DIRECTIVES,
+            ArchivedValue::RegAttr(_) => t::REGATTR,
+            ArchivedValue::PackedArray(_) => t::DATA_ARRAY,
+            ArchivedValue::App(_) => t::APP,
+            ArchivedValue::PData(_) => t::PDATA,
+            ArchivedValue::Query(_) => t::QUERY,
         }
     }
 

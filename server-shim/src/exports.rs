@@ -10,11 +10,42 @@ use std::ffi::CString;
 
 use parking_lot::{Mutex, MutexGuard};
 
-use abi::c::{c_slice, c_str, check_infos, proc_ref, read_infos, read_value, reg_infos};
+use abi::c::{
+    byte_object_ref, c_slice, c_str, check_infos, proc_ref, read_infos, read_value, reg_infos,
+};
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
 use abi::{ffi_or, ffi_ptr, ffi_status, AbiError};
 
-use crate::server::{PostedValue, Server, ServerOptions, Unpublished, Withdrawn};
+use crate::server::{
+    PostedData, PostedRef, PostedValue, Server, ServerOptions, Unpublished, Withdrawn,
+};
+
+/// A C value read for the store: a byte object's bytes in place, anything else as a `Value`.
+enum Read<'a> {
+    Bytes(&'a [u8]),
+    Value(gds::Value),
+}
+
+impl Read<'_> {
+    /// # Safety
+    /// `value` obeys `read_value`'s contract, and a byte object's bytes outlive the result.
+    unsafe fn of(value: *const pmix_value_t) -> Result<Self, AbiError> {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            Ok(match byte_object_ref(value)? {
+                Some(b) => Read::Bytes(b),
+                None => Read::Value(read_value(value, 0)?),
+            })
+        }
+    }
+
+    fn data(&self) -> PostedData<'_> {
+        match self {
+            Read::Bytes(b) => PostedData::Bytes(b),
+            Read::Value(v) => PostedData::Value(v),
+        }
+    }
+}
 
 /// An open store (opaque to C). Calls on one handle may come from any thread.
 pub struct rshm_server_t {
@@ -211,15 +242,15 @@ pub unsafe extern "C" fn rshm_server_store(
                 handle(s)?,
                 proc_ref(proc)?,
                 c_str(key, KEY_BUF - 1)?,
-                read_value(value, 0)?,
+                Read::of(value)?,
             )
         };
-        lock(h).store(&[PostedValue {
-            nspace: ns.to_owned(),
+        lock(h).store_refs([PostedRef {
+            nspace: ns,
             rank,
             scope,
-            key: key.to_owned(),
-            value,
+            key,
+            data: value.data(),
         }])?;
         Ok(())
     })
@@ -373,19 +404,23 @@ pub unsafe extern "C" fn rshm_server_store_fence(
         // SAFETY: `n` readable items (caller contract); NULL with a length, a misaligned
         // pointer and an overflowing length are refused.
         let items = unsafe { c_slice(items, n) }?;
-        let mut values = Vec::with_capacity(n);
+        let mut read = Vec::with_capacity(n);
         for it in items {
             // SAFETY: each item's pointers are valid (caller contract).
-            let (key, value) = unsafe { (c_str(it.key, KEY_BUF - 1)?, read_value(it.value, 0)?) };
-            values.push(PostedValue {
-                nspace: abi::c::fixed_str(&it.proc.nspace)?.to_owned(),
+            let (key, value) = unsafe { (c_str(it.key, KEY_BUF - 1)?, Read::of(it.value)?) };
+            read.push((abi::c::fixed_str(&it.proc.nspace)?, key, value));
+        }
+        let refs = items
+            .iter()
+            .zip(&read)
+            .map(|(it, (ns, key, value))| PostedRef {
+                nspace: ns,
                 rank: it.proc.rank,
                 scope: it.scope,
-                key: key.to_owned(),
-                value,
+                key,
+                data: value.data(),
             });
-        }
-        lock(h).store(&values)?;
+        lock(h).store_refs(refs)?;
         Ok(())
     })
 }

@@ -10,4 +10,6 @@
 mod exports;
 pub mod server;
 
-pub use server::{Flushed, PostedValue, Server, ServerOptions, Unpublished, Withdrawn};
+pub use server::{
+    Flushed, PostedData, PostedRef, PostedValue, Server, ServerOptions, Unpublished, Withdrawn,
+};

@@ -112,6 +112,24 @@ pub struct PostedValue {
     pub value: Value,
 }
 
+/// A posted value as [`Server::store_refs`] takes it: borrowed from the caller.
+pub struct PostedRef<'a> {
+    pub nspace: &'a str,
+    pub rank: u32,
+    pub scope: u8,
+    pub key: &'a str,
+    pub data: PostedData<'a>,
+}
+
+/// What a [`PostedRef`] holds.
+#[derive(Clone, Copy)]
+pub enum PostedData<'a> {
+    Value(&'a Value),
+    /// A `PMIX_BYTE_OBJECT`'s bytes, read in place from C: stored without a copy into a
+    /// [`Value`] first.
+    Bytes(&'a [u8]),
+}
+
 impl Server {
     /// Create the store.
     pub fn open(opts: ServerOptions) -> Result<Server> {
@@ -192,6 +210,20 @@ impl Server {
     /// Every value is checked before any is stored, so a refused batch changes nothing.
     /// Staged values are flushed first ([`Server::flush`]).
     pub fn store(&mut self, values: &[PostedValue]) -> Result<()> {
+        self.store_refs(values.iter().map(|v| PostedRef {
+            nspace: &v.nspace,
+            rank: v.rank,
+            scope: v.scope,
+            key: &v.key,
+            data: PostedData::Value(&v.value),
+        }))
+    }
+
+    /// [`Server::store`] of borrowed values.
+    pub fn store_refs<'a>(
+        &mut self,
+        values: impl IntoIterator<Item = PostedRef<'a>>,
+    ) -> Result<()> {
         self.flush_first();
         // One fence batch per namespace, in the order the namespaces first appear: a fence
         // delivers every rank's values in rank order, which the batch merges without sorting.
@@ -203,11 +235,15 @@ impl Server {
             let i = match batches.iter().position(|(ns, _)| *ns == v.nspace) {
                 Some(i) => i,
                 None => {
-                    batches.push((&v.nspace, FenceBatch::new()));
+                    batches.push((v.nspace, FenceBatch::new()));
                     batches.len() - 1
                 }
             };
-            batches[i].1.put(v.rank, scope, &v.key, &v.value)?;
+            let batch = &mut batches[i].1;
+            match v.data {
+                PostedData::Value(value) => batch.put(v.rank, scope, v.key, value)?,
+                PostedData::Bytes(bytes) => batch.put_bytes(v.rank, scope, v.key, bytes)?,
+            }
         }
         // Staged (the tables each namespace's change rewrites, built apart), kept only once
         // published: a batch that cannot be written (a full filesystem) is forgotten, not left

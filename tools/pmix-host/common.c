@@ -316,6 +316,18 @@ static void fmt_elem(FILE *out, pmix_data_type_t t, const void *p)
         fmt_hex(out, bo->bytes, bo->size);
         break;
     }
+    case PMIX_DATA_BUFFER: {
+        /* what PMIx_Data_unpack would read: the bytes between unpack_ptr and pack_ptr */
+        const pmix_data_buffer_t *db = *(pmix_data_buffer_t *const *) p;
+        if (NULL == db) {
+            fputs("null", out);
+        } else if (NULL == db->unpack_ptr || db->pack_ptr < db->unpack_ptr) {
+            fprintf(out, "unreadable/%zu", db->bytes_used);
+        } else {
+            fmt_hex(out, db->unpack_ptr, (size_t) (db->pack_ptr - db->unpack_ptr));
+        }
+        break;
+    }
     case PMIX_VALUE:
         fmt_value(out, p);
         break;

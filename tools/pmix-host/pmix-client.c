@@ -26,7 +26,9 @@
  *   put <local|remote|global> <key> <value...>   PMIx_Put of a string
  *       value ("%r" in the value is replaced by our rank)
  *   putbuf <local|remote|global> <key> <value...>  the same as a PMIX_DATA_BUFFER holding
- *       the value's bytes (a type rshm does not store)
+ *       the value's bytes
+ *   putstats <local|remote|global> <key> <value...>  the same as a PMIX_PROC_STATS whose cmd
+ *       is the value (a type rshm does not store)
  *   commit                                       PMIx_Commit
  *   fence [nocollect]                            PMIx_Fence over the
  *       whole nspace, with PMIX_COLLECT_DATA=true unless 'nocollect'
@@ -502,7 +504,9 @@ static void print_status(const char *what, pmix_status_t rc)
     emit(buf, len);
 }
 
-static int do_put(char **tok, int ntok, bool as_buffer)
+enum put_kind { PUT_STRING, PUT_BUFFER, PUT_STATS };
+
+static int do_put(char **tok, int ntok, enum put_kind kind)
 {
     pmix_scope_t scope;
     pmix_value_t v;
@@ -542,7 +546,17 @@ static int do_put(char **tok, int ntok, bool as_buffer)
     }
     fclose(out);
     PMIX_VALUE_CONSTRUCT(&v);
-    if (as_buffer) {
+    if (PUT_STATS == kind) {
+        pmix_proc_stats_t st;
+        memset(&st, 0, sizeof(st));
+        st.node = "node";
+        st.proc = myproc;
+        st.cmd = buf;
+        v.type = PMIX_PROC_STATS;
+        v.data.pstats = &st;
+        rc = PMIx_Put(scope, resolve_key(tok[2]), &v);
+        free(buf);
+    } else if (PUT_BUFFER == kind) {
         /* the buffer takes the string's bytes; PMIx_Put copies the value */
         pmix_data_buffer_t *db;
         PMIX_DATA_BUFFER_CREATE(db);
@@ -645,7 +659,8 @@ int main(int argc, char **argv)
             continue;
         }
         int bad;
-        if (direct && (!strcmp(tok[0], "put") || !strcmp(tok[0], "putbuf") || !strcmp(tok[0], "commit") || !strcmp(tok[0], "fence"))) {
+        bool is_put = !strcmp(tok[0], "put") || !strcmp(tok[0], "putbuf") || !strcmp(tok[0], "putstats");
+        if (direct && (is_put || !strcmp(tok[0], "commit") || !strcmp(tok[0], "fence"))) {
             bad = -1;
         } else if (!strcmp(tok[0], "stats")) {
             bad = do_stats();
@@ -653,8 +668,9 @@ int main(int argc, char **argv)
             bad = do_firstget();
         } else if (!strcmp(tok[0], "du")) {
             bad = do_du(tok, ntok);
-        } else if (!strcmp(tok[0], "put") || !strcmp(tok[0], "putbuf")) {
-            bad = do_put(tok, ntok, !strcmp(tok[0], "putbuf"));
+        } else if (is_put) {
+            bad = do_put(tok, ntok, !strcmp(tok[0], "putbuf") ? PUT_BUFFER
+                                    : !strcmp(tok[0], "putstats") ? PUT_STATS : PUT_STRING);
         } else if (!strcmp(tok[0], "commit")) {
             print_status("commit", PMIx_Commit());
             bad = 0;

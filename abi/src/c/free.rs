@@ -41,6 +41,42 @@ pub unsafe fn destruct_value(v: &mut pmix_value_t) {
     *v = super::zeroed_value();
 }
 
+/// Free a NULL-terminated array of malloc'd strings (NULL: nothing).
+///
+/// # Safety
+/// `argv` is NULL or as `c_argv` wrote it.
+unsafe fn free_argv(argv: *mut *mut c_char) {
+    if argv.is_null() {
+        return;
+    }
+    // SAFETY: the array ends at its first NULL slot; each string and the array are malloc'd.
+    unsafe {
+        let mut i = 0;
+        while !(*argv.add(i)).is_null() {
+            libc::free((*argv.add(i)).cast());
+            i += 1;
+        }
+        libc::free(argv.cast());
+    }
+}
+
+/// Destruct `n` infos at `infos` and free the array (NULL: nothing).
+///
+/// # Safety
+/// As `c_infos` wrote them.
+unsafe fn free_infos(infos: *mut pmix_info_t, n: usize) {
+    if infos.is_null() {
+        return;
+    }
+    // SAFETY: `n` infos were started, each owning what write_info allocated.
+    unsafe {
+        for i in 0..n {
+            destruct_value(&mut (*infos.add(i)).value);
+        }
+        libc::free(infos.cast());
+    }
+}
+
 /// # Safety
 /// `p` is an element of `ty` written by `write_elem` (or zeroed).
 unsafe fn destruct_elem(ty: u16, p: *mut u8) {
@@ -92,6 +128,26 @@ unsafe fn destruct_elem(ty: u16, p: *mut u8) {
                 let d = &*p.cast::<pmix_device_distance_t>();
                 free(d.uuid.cast());
                 free(d.osname.cast());
+            }
+            t::DATA_BUFFER => free((*p.cast::<pmix_data_buffer_t>()).base_ptr.cast()),
+            t::REGATTR => {
+                let r = &*p.cast::<pmix_regattr_t>();
+                free(r.name.cast());
+                free_argv(r.description);
+            }
+            t::APP => {
+                let a = &*p.cast::<pmix_app_t>();
+                free(a.cmd.cast());
+                free(a.cwd.cast());
+                free_argv(a.argv);
+                free_argv(a.env);
+                free_infos(a.info, a.ninfo);
+            }
+            t::PDATA => destruct_value(&mut (*p.cast::<pmix_pdata_t>()).value),
+            t::QUERY => {
+                let q = &*p.cast::<pmix_query_t>();
+                free_argv(q.keys);
+                free_infos(q.qualifiers, q.nqual);
             }
             t::ENDPOINT => {
                 let e = &*p.cast::<pmix_endpoint_t>();

@@ -29,7 +29,9 @@ pub mod strings;
 pub mod write;
 
 pub use free::{destruct_value, free_value};
-pub use read::{info_slice, info_value, proc_ref, read_infos, read_proc, read_value};
+pub use read::{
+    byte_object_ref, info_slice, info_value, proc_ref, read_infos, read_proc, read_value,
+};
 pub use registration::{check_infos, reg_infos, CInfo};
 pub use strings::{c_str, copy_last_error, copy_to_buf, fixed_str};
 pub use write::{
@@ -44,12 +46,12 @@ pub const MAX_DEPTH: usize = 64;
 pub fn elem_size(ty: u16) -> Option<usize> {
     Some(match ty {
         t::BOOL | t::BYTE | t::INT8 | t::UINT8 | t::PERSIST | t::SCOPE | t::DATA_RANGE => 1,
-        t::PROC_STATE | t::ALLOC_DIRECTIVE | t::JOB_STATE | t::LINK_STATE => 1,
+        t::PROC_STATE | t::ALLOC_DIRECTIVE | t::JOB_STATE | t::LINK_STATE | t::COMMAND => 1,
         t::INT16 | t::UINT16 | t::DATA_TYPE | t::IOF_CHANNEL | t::LOCTYPE => 2,
         // pmix_storage_access_type_t is a uint16_t (pmix_common.h), unlike the other three.
         t::STOR_ACCESS_TYPE => 2,
         t::PID | t::INT | t::INT32 | t::UINT | t::UINT32 | t::FLOAT | t::STATUS => 4,
-        t::PROC_RANK => 4,
+        t::PROC_RANK | t::INFO_DIRECTIVES => 4,
         t::STRING | t::SIZE | t::INT64 | t::UINT64 | t::DOUBLE | t::TIME | t::DEVTYPE => 8,
         t::STOR_MEDIUM | t::STOR_ACCESS | t::STOR_PERSIST => 8,
         t::TIMEVAL => size_of::<timeval>(),
@@ -68,6 +70,11 @@ pub fn elem_size(ty: u16) -> Option<usize> {
         t::DEVICE_DIST => size_of::<pmix_device_distance_t>(),
         t::ENDPOINT => size_of::<pmix_endpoint_t>(),
         t::PROC_NSPACE => NSPACE_BUF,
+        t::REGATTR => size_of::<pmix_regattr_t>(),
+        t::DATA_BUFFER => size_of::<pmix_data_buffer_t>(),
+        t::APP => size_of::<pmix_app_t>(),
+        t::PDATA => size_of::<pmix_pdata_t>(),
+        t::QUERY => size_of::<pmix_query_t>(),
         _ => return None,
     })
 }
@@ -86,6 +93,8 @@ pub(crate) fn boxed_in_value(ty: u16) -> bool {
             | t::DEVICE_DIST
             | t::ENDPOINT
             | t::PROC_NSPACE
+            | t::REGATTR
+            | t::DATA_BUFFER
     )
 }
 

@@ -4,8 +4,10 @@
 use core::ffi::c_char;
 use core::ptr;
 
+use gds::packed::{self, PackedArray};
 use gds::value::{
-    types as t, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, Proc, ProcInfo,
+    types as t, App, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, PData, Proc,
+    ProcInfo, Query, RegAttr,
 };
 use gds::{DataArray, Info, Value};
 
@@ -25,6 +27,97 @@ unsafe fn c_bytes(bo: &pmix_byte_object_t) -> Result<Vec<u8>, AbiError> {
     }
     // SAFETY: the caller promises `size` readable bytes at `bytes`.
     Ok(unsafe { core::slice::from_raw_parts(bo.bytes.cast::<u8>(), bo.size) }.to_vec())
+}
+
+/// The unread payload of a data buffer (`unpack_ptr..pack_ptr`), which is what OpenPMIx's own
+/// store keeps of one (`PMIx_Data_copy_payload`): nothing when either pointer is NULL.
+///
+/// # Safety
+/// Unless NULL, `unpack_ptr..pack_ptr` is readable.
+unsafe fn dbuf_payload(db: &pmix_data_buffer_t) -> Result<Vec<u8>, AbiError> {
+    if db.bytes_used == 0 || db.unpack_ptr.is_null() || db.pack_ptr.is_null() {
+        return Ok(Vec::new());
+    }
+    let n = (db.pack_ptr as usize)
+        .checked_sub(db.unpack_ptr as usize)
+        .ok_or_else(|| bad("data buffer whose pack pointer is before its unpack pointer"))?;
+    // SAFETY: the caller promises the payload between the two pointers is readable.
+    Ok(unsafe { c_slice(db.unpack_ptr.cast::<u8>().cast_const(), n) }?.to_vec())
+}
+
+/// A data array of fixed-width elements as its bytes (one copy, no value per element).
+///
+/// # Safety
+/// `da.array` is readable for `da.size` elements of `da.type_`, `width` bytes each.
+unsafe fn read_packed(da: &pmix_data_array_t, width: usize) -> Result<Value, AbiError> {
+    const _: () = assert!(
+        cfg!(target_endian = "little"),
+        "packed arrays are little-endian: a C array's bytes are only copied as they are on a \
+         little-endian host"
+    );
+    let n = da
+        .size
+        .checked_mul(width)
+        .ok_or_else(|| bad("data array too large"))?;
+    // SAFETY: forwarded caller promise (n bytes are the array's elements).
+    let mut bytes = unsafe { c_slice(da.array.cast::<u8>().cast_const(), n) }?.to_vec();
+    if da.type_ == t::BOOL {
+        // A C bool is 0 or 1; anything else is stored as true, as the element reader does.
+        for b in &mut bytes {
+            *b = (*b != 0) as u8;
+        }
+    }
+    Ok(Value::PackedArray(PackedArray {
+        elem_type: da.type_,
+        bytes,
+    }))
+}
+
+/// A NULL-terminated array of strings (`char **argv`); NULL is empty.
+///
+/// # Safety
+/// `p` is NULL or points to readable string pointers up to a NULL one.
+unsafe fn read_argv(p: *const *mut c_char) -> Result<Vec<String>, AbiError> {
+    let mut out = Vec::new();
+    if p.is_null() {
+        return Ok(out);
+    }
+    loop {
+        if out.len() >= 1 << 20 {
+            return Err(bad("string array without its NULL end"));
+        }
+        // SAFETY: every slot up to the NULL one is readable (caller).
+        let s = unsafe { ptr::read(p.add(out.len())) };
+        if s.is_null() {
+            return Ok(out);
+        }
+        // SAFETY: a NUL-terminated string (caller).
+        out.push(unsafe { c_string(s) }?);
+    }
+}
+
+/// `n` infos at `p` (an app's info, a query's qualifiers).
+///
+/// # Safety
+/// As [`read_infos`].
+unsafe fn read_info_array(
+    p: *const pmix_info_t,
+    n: usize,
+    depth: usize,
+) -> Result<Vec<Info>, AbiError> {
+    // SAFETY: forwarded caller promise.
+    let infos = unsafe { c_slice(p, n) }?;
+    infos
+        .iter()
+        .map(|info| {
+            Ok(Info {
+                key: fixed_str(&info.key)?.to_owned(),
+                flags: info.flags,
+                // SAFETY: the element is readable (caller).
+                value: unsafe { read_value(&info.value, depth + 1) }?,
+            })
+        })
+        .collect()
 }
 
 /// # Safety
@@ -128,6 +221,10 @@ unsafe fn read_elem(ty: u16, p: *const u8, depth: usize) -> Result<Value, AbiErr
                 if da.size > 0 && da.array.is_null() {
                     return Err(bad("data array with a size and no elements"));
                 }
+                if let Some(w) = packed::width(da.type_) {
+                    debug_assert_eq!(w, size);
+                    return read_packed(da, w);
+                }
                 let mut items = Vec::with_capacity(da.size.min(1 << 20));
                 for i in 0..da.size {
                     let e = da.array.cast::<u8>().cast_const().add(i * size);
@@ -202,6 +299,47 @@ unsafe fn read_elem(ty: u16, p: *const u8, depth: usize) -> Result<Value, AbiErr
             t::STOR_ACCESS => Value::StorAccess(rd!(u64)),
             t::STOR_PERSIST => Value::StorPersist(rd!(u64)),
             t::STOR_ACCESS_TYPE => Value::StorAccessType(rd!(u16) as u64),
+            t::COMMAND => Value::Command(rd!(u8)),
+            t::INFO_DIRECTIVES => Value::InfoDirectives(rd!(u32)),
+            t::DATA_BUFFER => Value::DataBuffer(dbuf_payload(&*p.cast::<pmix_data_buffer_t>())?),
+            t::REGATTR => {
+                let r = &*p.cast::<pmix_regattr_t>();
+                Value::RegAttr(Box::new(RegAttr {
+                    name: opt_string(r.name)?,
+                    key: fixed_str(&r.string)?.to_owned(),
+                    value_type: r.type_,
+                    description: read_argv(r.description)?,
+                }))
+            }
+            t::APP => {
+                let a = &*p.cast::<pmix_app_t>();
+                Value::App(Box::new(App {
+                    cmd: opt_string(a.cmd)?,
+                    argv: read_argv(a.argv)?,
+                    env: read_argv(a.env)?,
+                    cwd: opt_string(a.cwd)?,
+                    maxprocs: a.maxprocs,
+                    info: read_info_array(a.info, a.ninfo, depth)?,
+                }))
+            }
+            t::PDATA => {
+                let d = &*p.cast::<pmix_pdata_t>();
+                Value::PData(Box::new(PData {
+                    proc: Proc {
+                        nspace: fixed_str(&d.proc_.nspace)?.to_owned(),
+                        rank: d.proc_.rank,
+                    },
+                    key: fixed_str(&d.key)?.to_owned(),
+                    value: read_value(&d.value, depth + 1)?,
+                }))
+            }
+            t::QUERY => {
+                let q = &*p.cast::<pmix_query_t>();
+                Value::Query(Box::new(Query {
+                    keys: read_argv(q.keys)?,
+                    qualifiers: read_info_array(q.qualifiers, q.nqual, depth)?,
+                }))
+            }
             other => return Err(AbiError::NotSupported(format!("value type {other}"))),
         })
     }
@@ -220,6 +358,10 @@ pub unsafe fn read_value(v: *const pmix_value_t, depth: usize) -> Result<Value, 
     if matches!(v.type_, t::INFO | t::VALUE) {
         return Err(bad("a value of type PMIX_INFO/PMIX_VALUE outside an array"));
     }
+    if matches!(v.type_, t::APP | t::PDATA | t::QUERY) {
+        // No member of the union holds them: only a data array does.
+        return Err(AbiError::NotSupported(format!("value type {}", v.type_)));
+    }
     // SAFETY: the union member read is the one `type_` names: inline members at `&data`,
     // boxed members through their (non-NULL) pointer.
     unsafe {
@@ -234,6 +376,35 @@ pub unsafe fn read_value(v: *const pmix_value_t, depth: usize) -> Result<Value, 
             read_elem(v.type_, data, depth)
         }
     }
+}
+
+/// The bytes of a `PMIX_BYTE_OBJECT` value, in place; `None` for a value of any other type.
+/// For a caller that stores them as they are: a large object is then copied once, into the
+/// store, not first into a [`Value`].
+///
+/// # Safety
+/// As [`read_value`], and the bytes outlive `'a` unchanged.
+pub unsafe fn byte_object_ref<'a>(v: *const pmix_value_t) -> Result<Option<&'a [u8]>, AbiError> {
+    if v.is_null() {
+        return Err(bad("NULL value"));
+    }
+    // SAFETY: `v` is non-NULL and readable (caller).
+    let v = unsafe { &*v };
+    if v.type_ != t::BYTE_OBJECT {
+        return Ok(None);
+    }
+    // SAFETY: the byte object member is the live one (the type says so).
+    let bo = unsafe { v.data.bo };
+    if bo.size == 0 {
+        return Ok(Some(&[]));
+    }
+    if bo.bytes.is_null() {
+        return Err(bad("byte object with a size and no bytes"));
+    }
+    // SAFETY: the caller promises `size` readable bytes that outlive 'a.
+    Ok(Some(unsafe {
+        c_slice(bo.bytes.cast::<u8>().cast_const(), bo.size)
+    }?))
 }
 
 /// Read a `pmix_info_t` array (registration arrays, resources, qualifiers).

@@ -5,7 +5,8 @@ use core::ffi::c_char;
 use core::mem::size_of;
 use core::ptr;
 
-use gds::value::{types as t, Coord, Proc};
+use gds::packed;
+use gds::value::{types as t, App, Coord, PData, Proc, Query, RegAttr};
 use gds::{ArchivedValue, Info, Value, ValueRef};
 
 use super::free::destruct_value;
@@ -59,6 +60,108 @@ fn c_dup_bytes(b: &[u8]) -> Result<pmix_byte_object_t, AbiError> {
     })
 }
 
+/// A data array of `elem_type` holding `bytes` (a packed array's elements: their C layout on a
+/// little-endian host, see `read_packed`), written into `*out` (zeroed).
+fn c_packed(out: &mut pmix_data_array_t, elem_type: u16, bytes: &[u8]) -> Result<(), AbiError> {
+    let w = packed::width(elem_type)
+        .filter(|&w| Some(w) == elem_size(elem_type) && bytes.len().is_multiple_of(w))
+        .ok_or(AbiError::Store(gds::Error::Corrupt("packed array")))?;
+    out.type_ = elem_type;
+    let arr = calloc_n::<u8>(bytes.len())?;
+    // SAFETY: `arr` has bytes.len() bytes.
+    unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), arr, bytes.len()) };
+    out.array = arr.cast();
+    out.size = bytes.len() / w;
+    Ok(())
+}
+
+/// A data buffer holding `payload` as its unread bytes, as `PMIX_DATA_BUFFER_LOAD` leaves one
+/// (an empty payload: the all-NULL buffer `PMIX_DATA_BUFFER_CREATE` makes).
+fn c_dbuf(out: &mut pmix_data_buffer_t, payload: &[u8]) -> Result<(), AbiError> {
+    if payload.is_empty() {
+        return Ok(());
+    }
+    let base = calloc_n::<u8>(payload.len())?;
+    // SAFETY: `base` has payload.len() bytes; pack_ptr is one past its end.
+    unsafe {
+        ptr::copy_nonoverlapping(payload.as_ptr(), base, payload.len());
+        out.pack_ptr = base.add(payload.len()).cast();
+    }
+    out.base_ptr = base.cast();
+    out.unpack_ptr = base.cast();
+    out.bytes_allocated = payload.len();
+    out.bytes_used = payload.len();
+    Ok(())
+}
+
+/// A NULL-terminated array of strings (NULL for none), each malloc'd. On error `*out` holds
+/// what was made, for the destructor (the array is zeroed, so it ends at the first NULL).
+fn c_argv(out: &mut *mut *mut c_char, strings: &[String]) -> Result<(), AbiError> {
+    if strings.is_empty() {
+        return Ok(());
+    }
+    let lines = calloc_n::<*mut c_char>(strings.len() + 1)?;
+    *out = lines;
+    for (i, s) in strings.iter().enumerate() {
+        // SAFETY: `lines` has strings.len() + 1 slots.
+        unsafe { lines.add(i).write(c_dup_str(s)?) };
+    }
+    Ok(())
+}
+
+/// An array of infos; `*n` counts each as it is started, so a failure leaves exactly those to
+/// the destructor.
+fn c_infos(out: &mut *mut pmix_info_t, n: &mut usize, infos: &[Info]) -> Result<(), AbiError> {
+    if infos.is_empty() {
+        return Ok(());
+    }
+    let arr = calloc_n::<pmix_info_t>(infos.len())?;
+    *out = arr;
+    for (i, info) in infos.iter().enumerate() {
+        *n = i + 1;
+        // SAFETY: `arr` has infos.len() zeroed infos.
+        write_info(unsafe { &mut *arr.add(i) }, info)?;
+    }
+    Ok(())
+}
+
+fn c_app(out: &mut pmix_app_t, a: &App) -> Result<(), AbiError> {
+    out.maxprocs = a.maxprocs;
+    out.cmd = c_dup_str(&a.cmd)?;
+    out.cwd = c_dup_str(&a.cwd)?;
+    c_argv(&mut out.argv, &a.argv)?;
+    c_argv(&mut out.env, &a.env)?;
+    c_infos(&mut out.info, &mut out.ninfo, &a.info)
+}
+
+fn c_pdata(out: &mut pmix_pdata_t, d: &PData) -> Result<(), AbiError> {
+    if d.key.len() >= KEY_BUF || has_nul(d.key.as_bytes()) {
+        return Err(AbiError::Store(gds::Error::Corrupt("pdata key")));
+    }
+    out.proc_ = c_proc(&d.proc)?;
+    for (o, &b) in out.key.iter_mut().zip(d.key.as_bytes()) {
+        *o = b as c_char;
+    }
+    write_value(&mut out.value, &d.value)
+}
+
+fn c_query(out: &mut pmix_query_t, q: &Query) -> Result<(), AbiError> {
+    c_argv(&mut out.keys, &q.keys)?;
+    c_infos(&mut out.qualifiers, &mut out.nqual, &q.qualifiers)
+}
+
+fn c_regattr(out: &mut pmix_regattr_t, r: &RegAttr) -> Result<(), AbiError> {
+    if r.key.len() >= KEY_BUF || has_nul(r.key.as_bytes()) {
+        return Err(AbiError::Store(gds::Error::Corrupt("regattr key")));
+    }
+    for (d, &b) in out.string.iter_mut().zip(r.key.as_bytes()) {
+        *d = b as c_char;
+    }
+    out.type_ = r.value_type;
+    out.name = c_dup_str(&r.name)?;
+    c_argv(&mut out.description, &r.description)
+}
+
 fn nspace_buf(s: &str) -> Result<[c_char; NSPACE_BUF], AbiError> {
     let mut buf = [0 as c_char; NSPACE_BUF];
     if s.len() >= NSPACE_BUF {
@@ -103,14 +206,16 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
         match v {
             Value::Undef => {}
             Value::Bool(b) => wr!(u8, *b as u8),
-            Value::Byte(b) | Value::Uint8(b) => wr!(u8, *b),
+            Value::Byte(b) | Value::Uint8(b) | Value::Command(b) => wr!(u8, *b),
             Value::String(s) => wr!(*mut c_char, c_dup_str(s)?),
             Value::Size(s) => wr!(usize, *s as usize),
             Value::Pid(i) | Value::Int(i) | Value::Int32(i) | Value::Status(i) => wr!(i32, *i),
             Value::Int8(i) => wr!(i8, *i),
             Value::Int16(i) => wr!(i16, *i),
             Value::Int64(i) | Value::Time(i) => wr!(i64, *i),
-            Value::Uint(u) | Value::Uint32(u) | Value::ProcRank(u) => wr!(u32, *u),
+            Value::Uint(u) | Value::Uint32(u) | Value::ProcRank(u) | Value::InfoDirectives(u) => {
+                wr!(u32, *u)
+            }
             Value::Uint16(u) | Value::DataType(u) | Value::IofChannel(u) | Value::Locality(u) => {
                 wr!(u16, *u)
             }
@@ -212,6 +317,14 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
                 out.endpt = c_dup_bytes(&e.endpt)?;
             }
             Value::ProcNspace(s) => wr!([c_char; NSPACE_BUF], nspace_buf(s)?),
+            Value::DataBuffer(b) => c_dbuf(&mut *p.cast::<pmix_data_buffer_t>(), b)?,
+            Value::RegAttr(r) => c_regattr(&mut *p.cast::<pmix_regattr_t>(), r)?,
+            Value::PackedArray(a) => {
+                c_packed(&mut *p.cast::<pmix_data_array_t>(), a.elem_type, &a.bytes)?
+            }
+            Value::App(a) => c_app(&mut *p.cast::<pmix_app_t>(), a)?,
+            Value::PData(d) => c_pdata(&mut *p.cast::<pmix_pdata_t>(), d)?,
+            Value::Query(q) => c_query(&mut *p.cast::<pmix_query_t>(), q)?,
         }
     }
     Ok(())
@@ -249,9 +362,12 @@ pub fn write_value(out: &mut pmix_value_t, v: &Value) -> Result<(), AbiError> {
     // whatever `*out` held before.
     *out = zeroed_value();
     let ty = v.type_code();
-    if matches!(v, Value::Info(_)) {
+    if matches!(
+        v,
+        Value::Info(_) | Value::App(_) | Value::PData(_) | Value::Query(_)
+    ) {
         return Err(AbiError::Store(gds::Error::Corrupt(
-            "info outside an array",
+            "an info, app, pdata or query outside an array",
         )));
     }
     out.type_ = ty;
@@ -320,6 +436,27 @@ fn write_stored_fields(out: &mut pmix_value_t, v: &ValueRef<'_>) -> Result<(), A
         ArchivedValue::Uint16(u) | ArchivedValue::Locality(u) => out.data.uint16 = u.to_native(),
         ArchivedValue::Bool(b) => out.data.flag = *b,
         ArchivedValue::ByteObject(b) => out.data.bo = c_dup_bytes(b.as_slice())?,
+        // Straight from the mapping: a large array or buffer is copied once, not twice.
+        ArchivedValue::PackedArray(pa) => {
+            let da = calloc_n::<pmix_data_array_t>(1)?;
+            out.data.darray = da;
+            // SAFETY: `da` is a fresh zeroed pmix_data_array_t.
+            if let Err(e) = c_packed(unsafe { &mut *da }, pa.elem_type(), pa.bytes()) {
+                // SAFETY: `da` came from calloc and owns nothing after the failed write.
+                unsafe { libc::free(da.cast()) };
+                return Err(e);
+            }
+        }
+        ArchivedValue::DataBuffer(b) => {
+            let db = calloc_n::<pmix_data_buffer_t>(1)?;
+            out.data.dbuf = db;
+            // SAFETY: `db` is a fresh zeroed pmix_data_buffer_t.
+            if let Err(e) = c_dbuf(unsafe { &mut *db }, b.as_slice()) {
+                // SAFETY: `db` came from calloc and owns nothing after the failed write.
+                unsafe { libc::free(db.cast()) };
+                return Err(e);
+            }
+        }
         _ => return write_value(out, &a.to_value()),
     }
     Ok(())

@@ -117,6 +117,10 @@ static pmix_storage_medium_t d_stor_medium = PMIX_STORAGE_MEDIUM_SSD;
 static pmix_storage_accessibility_t d_stor_access = PMIX_STORAGE_ACCESSIBILITY_NODE;
 static pmix_storage_persistence_t d_stor_persist = PMIX_STORAGE_PERSISTENCE_JOB;
 static pmix_storage_access_type_t d_stor_access_type = PMIX_STORAGE_ACCESS_RD;
+/* a data buffer's readable payload (unpack_ptr..pack_ptr), as PMIX_DATA_BUFFER_LOAD leaves one */
+static char d_dbuf_bytes[] = {1, 2, 0, 'x', (char) 0xfe};
+static pmix_data_buffer_t d_dbuf = {d_dbuf_bytes, d_dbuf_bytes + sizeof(d_dbuf_bytes), d_dbuf_bytes,
+                                    sizeof(d_dbuf_bytes), sizeof(d_dbuf_bytes)};
 /* the regex: bytes with their NUL, as PMIx_generate_regex returns them */
 static char d_regex[] = "pmix[ctest[2:1-3]]";
 
@@ -135,6 +139,10 @@ static pmix_byte_object_t da_bo[2] = {{d_bo_bytes, sizeof(d_bo_bytes)}, {d_cbo_b
 static pmix_data_array_t d_da_bo = {PMIX_BYTE_OBJECT, 2, da_bo};
 static bool da_bool[3] = {true, false, true};
 static pmix_data_array_t d_da_bool = {PMIX_BOOL, 3, da_bool};
+static double da_double[3] = {0.5, -1.0, 1e300};
+static pmix_data_array_t d_da_double = {PMIX_DOUBLE, 3, da_double};
+static struct timeval da_tv[2] = {{1, 2}, {1700000000, 999999}};
+static pmix_data_array_t d_da_timeval = {PMIX_TIMEVAL, 2, da_tv};
 static pmix_storage_access_type_t da_sat[3] = {PMIX_STORAGE_ACCESS_RD, PMIX_STORAGE_ACCESS_WR,
                                                PMIX_STORAGE_ACCESS_RDWR};
 static pmix_data_array_t d_da_sat = {PMIX_STOR_ACCESS_TYPE, 3, da_sat};
@@ -181,6 +189,8 @@ ct_case_t ct_cases[] = {
     CASE("darray_proc", PMIX_DATA_ARRAY, &d_da_proc),
     CASE("darray_byte_object", PMIX_DATA_ARRAY, &d_da_bo),
     CASE("darray_bool", PMIX_DATA_ARRAY, &d_da_bool),
+    CASE("darray_double", PMIX_DATA_ARRAY, &d_da_double),
+    CASE("darray_timeval", PMIX_DATA_ARRAY, &d_da_timeval),
     /* by hand: libpmix 4.2.2 cannot copy a data array of storage access types */
     CASE("darray_stor_access_type", PMIX_DATA_ARRAY, NULL),
     CASE("darray_empty", PMIX_DATA_ARRAY, &d_da_empty),
@@ -210,6 +220,9 @@ ct_case_t ct_cases[] = {
     CASE("stor_access", PMIX_STOR_ACCESS, &d_stor_access),
     CASE("stor_persist", PMIX_STOR_PERSIST, &d_stor_persist),
     CASE("stor_access_type", PMIX_STOR_ACCESS_TYPE, &d_stor_access_type),
+    /* by hand: PMIx_Value_load of a data buffer copies it with PMIx_Data_copy_payload, which
+     * crashes outside PMIx_Init */
+    CASE("data_buffer", PMIX_DATA_BUFFER, NULL),
 };
 size_t ct_ncases = sizeof(ct_cases) / sizeof(ct_cases[0]);
 
@@ -302,6 +315,26 @@ pmix_status_t ct_load(const ct_case_t *c, pmix_value_t *v)
             return PMIX_ERROR;
         }
         return PMIX_SUCCESS;
+    case PMIX_DATA_BUFFER: {
+        /* as PMIX_DATA_BUFFER_LOAD leaves a buffer: the payload malloc'ed, all of it unread */
+        pmix_data_buffer_t *db;
+        PMIX_DATA_BUFFER_CREATE(db);
+        if (NULL == db) {
+            return PMIX_ERR_NOMEM;
+        }
+        db->base_ptr = malloc(d_dbuf.bytes_used);
+        if (NULL == db->base_ptr) {
+            free(db);
+            return PMIX_ERR_NOMEM;
+        }
+        memcpy(db->base_ptr, d_dbuf.base_ptr, d_dbuf.bytes_used);
+        db->unpack_ptr = db->base_ptr;
+        db->pack_ptr = db->base_ptr + d_dbuf.bytes_used;
+        db->bytes_allocated = db->bytes_used = d_dbuf.bytes_used;
+        v->type = PMIX_DATA_BUFFER;
+        v->data.dbuf = db;
+        return PMIX_SUCCESS;
+    }
     case PMIX_DATA_ARRAY: {
         /* darray_stor_access_type: PMIX_DATA_ARRAY_CREATE does not know the element type in
          * libpmix 4.2.2 (it allocates no elements), so the array is malloc'ed here */

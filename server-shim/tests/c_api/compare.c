@@ -86,6 +86,8 @@ static size_t elem_size(pmix_data_type_t t)
         return sizeof(pmix_endpoint_t);
     case PMIX_PROC_NSPACE:
         return sizeof(pmix_nspace_t);
+    case PMIX_DATA_BUFFER:
+        return sizeof(pmix_data_buffer_t);
     default:
         return 0;
     }
@@ -97,7 +99,7 @@ static bool boxed(pmix_data_type_t t)
     switch (t) {
     case PMIX_PROC: case PMIX_PROC_INFO: case PMIX_DATA_ARRAY: case PMIX_COORD:
     case PMIX_PROC_CPUSET: case PMIX_GEOMETRY: case PMIX_DEVICE_DIST: case PMIX_ENDPOINT:
-    case PMIX_PROC_NSPACE:
+    case PMIX_PROC_NSPACE: case PMIX_DATA_BUFFER:
         return true;
     default:
         return false;
@@ -319,6 +321,17 @@ static bool elem_equal(pmix_data_type_t t, const void *pa, const void *pb, char 
         if (!str_eq(a->uuid, b->uuid) || !str_eq(a->osname, b->osname)
             || !bo_eq(&a->endpt, &b->endpt)) {
             return differ(why, len, "endpoint differs");
+        }
+        return true;
+    }
+    case PMIX_DATA_BUFFER: {
+        /* what PMIx_Data_unpack reads: unpack_ptr..pack_ptr */
+        const pmix_data_buffer_t *a = pa, *b = pb;
+        size_t na = (NULL == a->unpack_ptr) ? 0 : (size_t) (a->pack_ptr - a->unpack_ptr);
+        size_t nb = (NULL == b->unpack_ptr) ? 0 : (size_t) (b->pack_ptr - b->unpack_ptr);
+        if (na != nb || a->bytes_used != b->bytes_used
+            || (na > 0 && 0 != memcmp(a->unpack_ptr, b->unpack_ptr, na))) {
+            return differ(why, len, "data buffer differs (%zu, %zu readable bytes)", na, nb);
         }
         return true;
     }

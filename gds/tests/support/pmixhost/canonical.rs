@@ -82,6 +82,16 @@ fn fmt_value(out: &mut String, v: &Value) {
             }
             out.push(if info { '}' } else { ']' });
         }
+        Value::PackedArray(p) => fmt_value(out, &Value::array(p.elem_type, p.items())),
+        // What a client's data buffer holds to unpack; the empty one a client gets has no
+        // unpack pointer.
+        Value::DataBuffer(b) if b.is_empty() => out.push_str("unreadable/0"),
+        Value::DataBuffer(b) => {
+            out.push_str("0x");
+            for x in b {
+                write!(out, "{x:02x}").unwrap();
+            }
+        }
         Value::Info(i) => {
             out.push_str(&i.key);
             out.push('=');
