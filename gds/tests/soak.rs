@@ -11,10 +11,15 @@
 //!   rest of the machine.
 //!
 //! The second test runs the same soak with `RSHM_READER_RETIRE=off` in the readers (they keep
-//! every generation they move past) and requires each of those checks to fail: they can.
+//! every generation they move past) and requires each of those checks to fail: they can. It
+//! stops publishing once all three have (about half-way).
 //!
 //! The readers are this test binary run again (`RSHM_SOAK_ROLE` set), attached through
-//! `RSHM_STORE`. `RSHM_SOAK_GENERATIONS=N` runs the first test longer (default 10,000).
+//! `RSHM_STORE`; each Get is under its own pin, as a PMIx client's is, and checked against what
+//! was published (tests/support/soak_reader.rs). The writer keeps at most
+//! [`soak_reader::LAG`] generations ahead of the slowest busy reader, so that on a loaded
+//! 2-core machine the readers still follow (each reads well over 1,000 generations).
+//! `RSHM_SOAK_GENERATIONS=N` runs the first test longer (default 10,000).
 
 mod common;
 
@@ -331,7 +336,17 @@ fn soak(name: &str, generations: u64, retire: bool) -> Option<Report> {
     let mut live = mappings::store_bytes(&store);
     let (mut last, mut published) = (1, 1);
     while last < generations {
+        let mut checked = Instant::now();
         while progress.min(0..BUSY_READERS) + soak_reader::LAG < last {
+            // A reader that failed (its panic is on stderr) would never catch up.
+            if checked.elapsed() > Duration::from_millis(50) {
+                checked = Instant::now();
+                for (i, c) in readers.0.iter_mut().enumerate() {
+                    if let Some(st) = c.try_wait().expect("wait for a reader") {
+                        panic!("reader {i} ended ({st}) before generation {last}");
+                    }
+                }
+            }
             std::thread::sleep(Duration::from_micros(100));
         }
         let g = if !retire && last.is_multiple_of(64) && all_broken(&peaks.lock().unwrap(), live) {
