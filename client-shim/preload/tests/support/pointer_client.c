@@ -6,7 +6,8 @@
  * of rank 0's "test.card" until it is of generation g (the test publishes g once the client
  * reported g - 1), then the cards of ranks 1..RANKS-1, PMIX_JOB_SIZE, and rank 0's card again
  * (the same stored value asked again: the same pointer). Every pointer handed out for g must
- * still hold g's card after the others were asked (valid until replaced). After each generation
+ * still hold g's card after the others were asked, and once the store has moved on to g + 1,
+ * until it is asked again (valid until replaced). After each generation
  * "seen G GETS" goes to the FIFO; "pid PID" first, "done GETS" last. Exit status 0, or 1 with a
  * message on stderr. */
 #define _GNU_SOURCE
@@ -91,6 +92,13 @@ int main(int argc, char **argv)
             }
             if (n > g || spins > 100000000L) {
                 fail("rank 0's card never reached this generation", g);
+            }
+        }
+        /* The store moved on, but the others' cards of g - 1 were not asked again yet: their
+         * pointers still hold g - 1's values. */
+        for (pmix_rank_t r = 1; g > 1 && r < ranks; r++) {
+            if (card_gen(held[r], r, g) != g - 1) {
+                fail("a pointer changed when the store moved on, before it was asked again", g);
             }
         }
         for (pmix_rank_t r = 1; r < ranks; r++) {
