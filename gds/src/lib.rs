@@ -81,7 +81,7 @@ pub use dir::{default_base_dir, sweep_dead_stores, Ownership, SweepReport};
 #[cfg(not(gds_loom))]
 pub use jobdata::JobMeta;
 #[cfg(not(gds_loom))]
-pub use reader::{Pin, Reader, ReaderStats, ENV_STORE};
+pub use reader::{Pin, Reader, ReaderStats, ENV_READER_RETIRE, ENV_STORE};
 #[cfg(not(gds_loom))]
 pub use table::{ColumnShape, KeyTag, TableBuilder, TableView};
 #[cfg(not(gds_loom))]

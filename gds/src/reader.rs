@@ -30,6 +30,12 @@ use crate::valueref::ValueRef;
 /// Environment variable naming the store directory a client attaches to.
 pub const ENV_STORE: &str = "RSHM_STORE";
 
+/// Environment variable read once at attach: `off` makes the reader keep every generation it
+/// moves past mapped for the rest of its life instead of letting it go (a leak on purpose).
+/// A test-only diagnostic (docs/testing.md): the soak tests run with it to show that their
+/// bounds on what readers keep mapped can fail.
+pub const ENV_READER_RETIRE: &str = "RSHM_READER_RETIRE";
+
 /// How often a reader retries when the writer unlinks a generation between our load of the
 /// anchor and our open of the file (it means a newer one is already published).
 const STALE_RETRIES: usize = 64;
@@ -85,6 +91,8 @@ pub struct Reader {
     anchor: SharedWords,
     current: SnapshotCell<Snapshot>,
     refresh_lock: Mutex<()>,
+    /// False under `RSHM_READER_RETIRE=off` ([`ENV_READER_RETIRE`]).
+    retire: bool,
 }
 
 /// Internal: a lookup failed because the generation it used is gone (unlinked).
@@ -213,6 +221,7 @@ impl Reader {
             anchor,
             current: SnapshotCell::new(Snapshot::empty()),
             refresh_lock: Mutex::new(()),
+            retire: std::env::var_os(ENV_READER_RETIRE).is_none_or(|v| v != "off"),
         };
         reader.refresh()?;
         Ok(reader)
@@ -263,8 +272,12 @@ impl Reader {
                 return Ok(false);
             }
             match Snapshot::load(&self.dir, gen, Some(cur)) {
-                Ok(snap) => {
+                Ok(snap) if self.retire => {
                     self.current.replace(snap, &pin.guard);
+                    return Ok(true);
+                }
+                Ok(snap) => {
+                    self.current.replace_leaking(snap, &pin.guard);
                     return Ok(true);
                 }
                 // The generation moved on (R2), unless the whole store was removed.

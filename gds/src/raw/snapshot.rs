@@ -38,6 +38,14 @@ impl<T: Send + Sync + 'static> SnapshotCell<T> {
         unsafe { self.replace_ordered(value, SWAP, guard) }
     }
 
+    /// C1 without the retirement: publish `value` and never free the snapshot it replaces, nor
+    /// what that snapshot keeps mapped. A leak on purpose, for `RSHM_READER_RETIRE=off` only
+    /// (docs/testing.md): it shows that the tests bounding what a reader keeps mapped can fail.
+    pub fn replace_leaking(&self, value: T, guard: &Guard) {
+        // The old pointer is dropped as a `Shared`, which frees nothing.
+        let _leaked = self.ptr.swap(Owned::new(value), SWAP, guard);
+    }
+
     /// C2 with the load ordering `order`.
     ///
     /// # Safety
