@@ -14,13 +14,15 @@
 # (<dir>/server-<pid>: publications, bytes_written, files_written), "n/a" when it writes none;
 # "peak store" is the largest allocated size of the store directory's files, sampled every
 # 20 ms. PERF=1 also records the host with perf (cpu-clock) and prints the share of its samples
-# in pmix_mca_gds_rshm.so (rshm's store path, user space). All N clients share this machine's
-# cores with the host (printed).
+# in pmix_mca_gds_rshm.so (rshm's store path in user space; the kernel's copying of the files it
+# writes is not in it). All N clients share this machine's cores with the host (printed).
+# Exit status 1 when a run failed (the host or a client).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NS=${1:-"16 64 128 256 512 1024"}; KS=${2:-"1 16 64"}; BYTES=${3:-200}; FENCE=${4:-fence}
 PERF=${PERF:-0}
 COLUMNS=(hash rshm)
+FAILED=0
 make -s -C component >/dev/null
 make -s -C tools/pmix-host
 TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
@@ -42,8 +44,10 @@ run() { # column N K -> $OUT/<column>-<N>-<K>.{clients,cpu,err}, stats/, perf
     RSHM_GDS_STATS="$tag.stats" \
     "${perf[@]}" "$OUT/host_cpu" -w "$SHM/$col" -o "$tag.cpu" -- \
     tools/pmix-host/pmix-host --job "$OUT/job-$n.txt" --timeout $((120 + n)) \
-    --client-cmd "$OUT/commit_storm $k $BYTES $FENCE" >"$tag.clients" 2>"$tag.err" ||
+    --client-cmd "$OUT/commit_storm $k $BYTES $FENCE" >"$tag.clients" 2>"$tag.err" || {
+    FAILED=1
     echo "commit-storm: $col N=$n K=$k failed: $(grep -v '^pmix-host: \(register\|direct\)' "$tag.err" | head -3)" >&2
+  }
   rm -rf "${SHM:?}/$col"
 }
 
@@ -94,7 +98,7 @@ for k in $KS; do
         "$(awk -v f="$fence" 'BEGIN {if (f == "-" || f < 0) print "-"; else printf "%.1f", f / 1000}')" \
         "$gens" "$(mib "$written")" "$(mib "$committed")" "$ratio" "$(mib "$peak")"
       if [ "$PERF" = 1 ]; then
-        share=$(perf report -q -i "$tag.perf" --comm pmix-host --sort dso --stdio 2>/dev/null |
+        share=$(perf report -q -i "$tag.perf" --comm pmix-host --percentage relative --sort dso --stdio 2>/dev/null |
           awk '/pmix_mca_gds_rshm/ {print $1}')
         printf ' %9s' "${share:-0%}"
       fi
@@ -106,3 +110,4 @@ echo "server ms: utime + stime of pmix-host alone (all its threads: registration
 clients' connections, commits, fence, finalize), (sys) its stime; µs/commit: server ms / N; \
 commit µs, fence ms: client-side medians; generations, written: the component's counters \
 (rshm only); committed: key + value bytes of all Puts; w/c: written / committed."
+exit $FAILED
