@@ -63,7 +63,7 @@ for k in $KS; do
 done
 printf '\r%40s\r' '' >&2
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else printf "%.0f\n", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 field() { awk -v k="$2" '$1 == "storm" {for (i=2;i<NF;i++) if ($i==k) print $(i+1)}' "$1" | median; }
 val() { awk -v k="$2" '{for (i=1;i<NF;i++) if ($i==k) {print $(i+1); exit}}' "$1" 2>/dev/null; }
 mib() { awk -v b="$1" 'BEGIN {if (b == "" || b == "n/a") print "n/a"; else printf "%.2f MiB", b / 1048576}'; }
