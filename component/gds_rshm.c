@@ -46,6 +46,7 @@
 #include "src/util/pmix_output.h"
 
 #include "registration.h"
+#include "staging.h"
 #include "rshm_client.h"
 #include "rshm_server.h"
 
@@ -163,28 +164,47 @@ static pmix_status_t rshm_init(pmix_info_t info[], size_t ninfo)
     return PMIX_SUCCESS;
 }
 
-/* RSHM_GDS_STATS=<dir>: a client writes "answered N\npassed M\n" to <dir>/<pid> at finalize. */
+/* RSHM_GDS_STATS=<dir>: at finalize a client writes "answered N\npassed M\n" to <dir>/<pid>,
+ * a server "publications N\nbytes_written B\nfiles_written F\n" (what its store published) to
+ * <dir>/server-<pid>. Called under `lock`. */
 static void write_stats(void)
 {
     const char *dir = getenv("RSHM_GDS_STATS");
+    rshm_server_stats_t st;
     char path[4096];
     FILE *f;
-    if (NULL == dir || !client_attached) {
+    if (NULL == dir) {
         return;
     }
-    snprintf(path, sizeof(path), "%s/%d", dir, (int) getpid());
-    f = fopen(path, "w");
-    if (NULL != f) {
-        fprintf(f, "answered %lld\npassed %lld\n", (long long) answered, (long long) passed);
-        fclose(f);
+    if (client_attached) {
+        snprintf(path, sizeof(path), "%s/%d", dir, (int) getpid());
+        f = fopen(path, "w");
+        if (NULL != f) {
+            fprintf(f, "answered %lld\npassed %lld\n", (long long) answered, (long long) passed);
+            fclose(f);
+        }
+    }
+    if (NULL != server && PMIX_SUCCESS == rshm_server_stats(server, &st)) {
+        snprintf(path, sizeof(path), "%s/server-%d", dir, (int) getpid());
+        f = fopen(path, "w");
+        if (NULL != f) {
+            fprintf(f, "publications %llu\nbytes_written %llu\nfiles_written %llu\n",
+                    (unsigned long long) st.publications, (unsigned long long) st.bytes_written,
+                    (unsigned long long) st.files_written);
+            fclose(f);
+        }
     }
 }
 
-/* Framework close: remove the server's store; unmap a client's. */
+/* Framework close (the progress thread is paused, its base still alive): publish what is
+ * staged, remove the server's store; unmap a client's. */
 static void rshm_finalize(void)
 {
-    write_stats();
     pthread_mutex_lock(&lock);
+    if (NULL != server) {
+        rshm_staging_finalize(server);
+    }
+    write_stats();
     if (client_attached) {
         rshm_client_detach();
         client_attached = false;
@@ -303,27 +323,6 @@ static pmix_status_t rshm_store_job_info(const char *nspace, pmix_buffer_t *buf)
     return PMIX_SUCCESS;
 }
 
-/* The store could not take a newer value of (proc, key): hash has it, so the store must stop
- * serving the older one. Clients read the store directly, so it is withdrawn there (every
- * scope, one generation): their Get then falls through to hash. If that cannot be published,
- * the server withdraws the namespace's whole posted table instead (a root-only commit). */
-static void withdraw_key(rshm_server_t *s, const pmix_proc_t *proc, const char *key)
-{
-    bool whole = false;
-    pmix_status_t rc = rshm_server_withdraw(s, proc, key, &whole);
-    if (PMIX_SUCCESS != rc) {
-        char msg[512];
-        rshm_server_last_error(msg, sizeof(msg));
-        pmix_output(0, "gds:rshm: cannot withdraw %s of %s:%u after a failed store: clients of "
-                    "this node may read its older value (%s: %s)",
-                    key, proc->nspace, proc->rank, PMIx_Error_string(rc), msg);
-    } else if (whole) {
-        pmix_output_verbose(1, pmix_gds_base_output,
-                            "gds:rshm: posted data of %s withdrawn (served by hash)",
-                            proc->nspace);
-    }
-}
-
 /* A fence's data could not be stored: withdraw the posted tables of its namespaces (hash holds
  * every value of them, commits included). */
 static void withdraw_batch(rshm_server_t *s, const rshm_posted_t *items, size_t n)
@@ -346,8 +345,9 @@ static void withdraw_batch(rshm_server_t *s, const rshm_posted_t *items, size_t 
     }
 }
 
-/* Server, at a client's commit (LOCAL/GLOBAL data; REMOTE/GLOBAL goes to hash by the core), and
- * dmodex replies. Published at once; also kept in the server's hash. */
+/* Server, per key of a client's commit (LOCAL/GLOBAL data; REMOTE/GLOBAL goes to hash by the
+ * core) and of a direct-modex reply, in the progress thread. Kept in the server's hash at once;
+ * staged for the store and published as one generation per commit or reply (staging.c). */
 static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_t *kv)
 {
     pmix_gds_base_module_t *hash = hash_module();
@@ -363,11 +363,7 @@ static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmi
     }
     s = server_store();
     if (NULL != s) {
-        pmix_status_t rc2 = rshm_server_store(s, proc, scope, kv->key, kv->value);
-        if (PMIX_SUCCESS != rc2) {
-            log_error("store", rc2, true);
-            withdraw_key(s, proc, kv->key);
-        }
+        rshm_stage(s, proc, scope, kv->key, kv->value);
     }
     return rc;
 }
@@ -459,6 +455,8 @@ static pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t
     pmix_status_t rc = PMIX_SUCCESS;
 
     if (NULL != s) {
+        /* committed values first: the fence's data is newer */
+        rshm_flush_staged(s);
         rc = pmix_gds_base_store_modex(ns, buff, &b, modex_proc, cbdata);
         if (PMIX_SUCCESS == rc && 0 < b.n) {
             pmix_status_t rc2 = rshm_server_store_fence(s, b.items, b.n);

@@ -92,9 +92,21 @@ enum Gds<'a> {
 fn pmix_job(job: &str, corpus: &str, gds: Gds<'_>, wrap: &str) -> Vec<String> {
     let tool = pmixhost::build();
     let corpus_text = std::fs::read_to_string(tool.join(corpus)).unwrap();
+    let name = Path::new(corpus).file_name().unwrap().to_string_lossy();
+    pmix_job_text(job, &name, &corpus_text, gds, wrap)
+}
+
+/// [`pmix_job`] on a corpus given as text; `name` names its file.
+fn pmix_job_text(
+    job: &str,
+    name: &str,
+    corpus_text: &str,
+    gds: Gds<'_>,
+    wrap: &str,
+) -> Vec<String> {
+    let tool = pmixhost::build();
     // One path per corpus and test process: the client command (and so PMIX_APP_ARGV, which
     // the corpus asks for) must be the same in the runs compared.
-    let name = Path::new(corpus).file_name().unwrap().to_string_lossy();
     let c = std::env::temp_dir().join(format!("rshm-gds-{}-{name}", std::process::id()));
     std::fs::write(&c, format!("{corpus_text}\nmaps\n")).unwrap();
     let client = format!(
@@ -116,7 +128,7 @@ fn pmix_job(job: &str, corpus: &str, gds: Gds<'_>, wrap: &str) -> Vec<String> {
         }
     }
     let (ok, out, err) = run(cmd, Duration::from_secs(120));
-    assert!(ok, "pmix-host {job} {corpus} failed:\n{err}");
+    assert!(ok, "pmix-host {job} {name} failed:\n{err}");
     out.lines().map(str::to_owned).collect()
 }
 
@@ -152,6 +164,9 @@ fn maps(lines: &[String]) -> BTreeMap<u32, Vec<(String, String)>> {
 fn stats(dir: &Path) -> (u64, u64, usize) {
     let (mut a, mut p, mut n) = (0, 0, 0);
     for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("server-") {
+            continue;
+        }
         n += 1;
         for l in std::fs::read_to_string(e.path()).unwrap().lines() {
             let (k, v) = l.split_once(' ').unwrap();
@@ -164,6 +179,30 @@ fn stats(dir: &Path) -> (u64, u64, usize) {
         }
     }
     (a, p, n)
+}
+
+/// The server's `RSHM_GDS_STATS` file (`server-<pid>`): its store's counters by name.
+fn server_stats(dir: &Path) -> BTreeMap<String, u64> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("server-")
+        })
+        .collect();
+    assert_eq!(files.len(), 1, "server stats files in {}", dir.display());
+    std::fs::read_to_string(&files[0])
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (k, v) = l.split_once(' ').unwrap();
+            (k.to_owned(), v.parse().unwrap())
+        })
+        .collect()
 }
 
 fn diff(a: &[String], b: &[String]) -> Vec<String> {
@@ -377,5 +416,58 @@ fn open_mpi_job_runs_on_rshm() {
     eprintln!(
         "mpirun -np 4: Allreduce, Sendrecv ring, Comm_split correct; {answered} Gets answered \
          from shared memory, {passed} left to libpmix"
+    );
+}
+
+#[test]
+fn a_commit_is_published_as_one_generation() {
+    // 4 clients each put K keys (half LOCAL, half GLOBAL), commit once and fence; every client
+    // then reads every key of every rank. The store must publish one generation per commit (the
+    // generations beyond those of a job that commits nothing), and answer as hash does.
+    const K: usize = 16;
+    const CLIENTS: u64 = 4;
+    let job = "examples/job-2node.txt";
+    let mut commit = String::new();
+    for i in 0..K {
+        let scope = if i % 2 == 0 { "local" } else { "global" };
+        commit.push_str(&format!("put {scope} c{i} v{i}-%r\n"));
+    }
+    commit.push_str("commit\nfence\n");
+    for rank in 0..CLIENTS {
+        for i in 0..K {
+            commit.push_str(&format!("q{rank}-{i} {rank} c{i}\n"));
+        }
+    }
+    let publications = |name: &str, corpus: &str| {
+        let st = tempfile::tempdir().unwrap();
+        let lines = pmix_job_text(job, name, corpus, Gds::Rshm(st.path()), "");
+        (lines, server_stats(st.path()), stats(st.path()))
+    };
+    let (_, none, _) = publications("commit-none.txt", "fence\n");
+    let (rshm, with, (answered, _, clients)) = publications("commit-k.txt", &commit);
+    let (baseline, with_commits) = (none["publications"], with["publications"]);
+    let hash = answers(&pmix_job_text(job, "commit-k.txt", &commit, Gds::Hash, ""));
+    let rshm = answers(&rshm);
+    let got: Vec<&String> = hash.iter().filter(|l| l.starts_with('q')).collect();
+    assert_eq!(
+        got.len(),
+        (CLIENTS * CLIENTS) as usize * K,
+        "hash's answers: {hash:#?}"
+    );
+    let d = diff(&hash, &rshm);
+    assert!(d.is_empty(), "answers differ:\n{d:#?}");
+    assert_eq!(clients, CLIENTS as usize);
+    assert!(answered > 0, "nothing answered from the store");
+    let commits = with_commits - baseline;
+    eprintln!(
+        "{CLIENTS} commits of {K} keys: {commits} generations ({with_commits} in all, {baseline} \
+         without commits), {} bytes in {} files written for them; {answered} Gets answered from \
+         the store",
+        with["bytes_written"] - none["bytes_written"],
+        with["files_written"] - none["files_written"],
+    );
+    assert_eq!(
+        commits, CLIENTS,
+        "generations published for {CLIENTS} commits of {K} keys"
     );
 }

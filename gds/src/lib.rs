@@ -94,6 +94,11 @@ pub mod part {
     pub const DATA: u32 = 0;
     /// Resources not tied to a namespace (`jobdata::resources`), under its own store name.
     pub const RESOURCES: u32 = 1;
-    /// Data posted by the namespace's processes (`modex`): Put/Commit, fences.
+    /// Data posted by the namespace's processes (`modex`): fences, and commits once merged.
     pub const POSTED: u32 = 2;
+    /// The RANK_UNDEF index of the namespace's posted keys (`modex::PostedParts`).
+    pub const POSTED_INDEX: u32 = 3;
+    /// Part of rank 0's own posted table: rank `r`'s is `POSTED_RANKS + r` (`modex::rank_part`),
+    /// holding what `r` committed since its values were last merged into `POSTED`.
+    pub const POSTED_RANKS: u32 = 16;
 }

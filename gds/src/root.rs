@@ -39,6 +39,9 @@ pub fn encode(generation: u64, refs: &[RefSpec]) -> Result<Vec<u8>> {
     enc.u64(names_off);
     let names_len_at = enc.buf.len();
     enc.u64(0);
+    // The tables of one namespace are adjacent (sorted by name first) and share its name's
+    // bytes: a namespace of many tables (posted rank tables) costs its name once.
+    let mut names: Vec<&str> = Vec::new();
     let mut name_off = 0u32;
     for r in &refs {
         if r.name.is_empty() || r.name.len() > MAX_NSPACE_LEN {
@@ -47,18 +50,25 @@ pub fn encode(generation: u64, refs: &[RefSpec]) -> Result<Vec<u8>> {
                 r.name
             )));
         }
+        if names.last() != Some(&r.name.as_str()) {
+            if let Some(prev) = names.last() {
+                name_off += prev.len() as u32;
+            }
+            names.push(&r.name);
+        }
         enc.u64(key_hash(r.name.as_bytes()));
         enc.u32(name_off);
         enc.u32(r.name.len() as u32);
         enc.u32(r.nsid);
         enc.u32(r.part);
         enc.u64(r.table_gen);
-        name_off += r.name.len() as u32;
     }
-    for r in &refs {
-        enc.bytes(r.name.as_bytes());
+    let mut names_len = 0u64;
+    for name in &names {
+        enc.bytes(name.as_bytes());
+        names_len += name.len() as u64;
     }
-    enc.put_u64(names_len_at, name_off as u64);
+    enc.put_u64(names_len_at, names_len);
     enc.pad_to(REGION_ALIGN);
     let total = enc.len();
     enc.put_u64(32, total);

@@ -282,7 +282,7 @@ pub fn root_name(gen: u64) -> String {
 
 /// File name of table (`nsid`, `part`) generation `gen`.
 pub fn table_name(nsid: u32, part: u32, gen: u64) -> String {
-    format!("rshm-tbl-{nsid:08x}-{part:02x}-{gen:016x}")
+    format!("rshm-tbl-{nsid:08x}-{part:08x}-{gen:016x}")
 }
 
 /// File name of the anchor.

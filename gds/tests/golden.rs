@@ -1,7 +1,7 @@
 //! Golden segments: docs/format.md, the code and checked-in bytes agree.
 //!
 //! `golden_files_match_the_writer` writes a fixed store and compares every file with
-//! gds/tests/golden/v2.0/ (bytes 48..56 of each header, the writer's pid and uid, are masked).
+//! gds/tests/golden/v3.0/ (bytes 48..56 of each header, the writer's pid and uid, are masked).
 //! `golden_store_opens_and_reads` attaches to a copy of those files. After an intended format
 //! change: update docs/format.md, run with RSHM_BLESS=1 to rewrite the files, review the diff.
 
@@ -9,11 +9,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use gds::jobdata::TargetRank;
+use gds::modex::{self, FenceBatch, PostedParts, Scope};
 use gds::value::types;
 use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v2.0")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v3.0")
 }
 
 fn contents() -> Vec<(Realm, &'static str, Value)> {
@@ -69,6 +71,43 @@ fn blocked_contents() -> Vec<(Realm, &'static str, Value)> {
     v
 }
 
+/// Posted data: a fence of 20 ranks' cards (the base table and the RANK_UNDEF index), then a
+/// commit of rank 3 replacing its card and posting a new key (rank 3's table, the index again).
+fn fence_card(r: u32) -> Vec<u8> {
+    vec![r as u8; 8]
+}
+
+fn commit_3() -> [(&'static str, Value); 2] {
+    [
+        ("card", Value::ByteObject(vec![0xc0, 0xde])),
+        ("extra", Value::String("three".into())),
+    ]
+}
+
+fn write_posted(w: &mut Writer) {
+    let mut parts = PostedParts::new();
+    let mut fence = FenceBatch::new();
+    for r in 0..20 {
+        fence
+            .put_bytes(r, Scope::Remote, "card", &fence_card(r))
+            .unwrap();
+    }
+    let staged = parts.stage(fence).unwrap();
+    let mut tx = w.begin();
+    PostedParts::publish(&staged, &mut tx, "golden").unwrap();
+    tx.commit().unwrap();
+    parts.accept(staged);
+    let mut commit = FenceBatch::new();
+    for (key, v) in commit_3() {
+        commit.put(3, Scope::Global, key, &v).unwrap();
+    }
+    let staged = parts.stage(commit).unwrap();
+    let mut tx = w.begin();
+    PostedParts::publish(&staged, &mut tx, "golden").unwrap();
+    tx.commit().unwrap();
+    parts.accept(staged);
+}
+
 fn write_store(base: &Path) -> Writer {
     let mut w = Writer::create(StoreOptions {
         base_dir: Some(base.to_path_buf()),
@@ -90,6 +129,7 @@ fn write_store(base: &Path) -> Writer {
     }
     tx.put_table("golden-blocks", part::DATA, &t).unwrap();
     tx.commit().unwrap();
+    write_posted(&mut w);
     w
 }
 
@@ -109,9 +149,12 @@ fn golden_files_match_the_writer() {
         files,
         [
             "rshm-anchor",
-            "rshm-root-0000000000000003",
-            "rshm-tbl-00000001-00-0000000000000001",
-            "rshm-tbl-00000002-00-0000000000000002"
+            "rshm-root-0000000000000009",
+            "rshm-tbl-00000001-00000000-0000000000000001",
+            "rshm-tbl-00000001-00000002-0000000000000004",
+            "rshm-tbl-00000001-00000003-0000000000000007",
+            "rshm-tbl-00000001-00000013-0000000000000008",
+            "rshm-tbl-00000002-00000000-0000000000000002",
         ]
     );
     let bless = std::env::var_os("RSHM_BLESS").is_some();
@@ -171,5 +214,21 @@ fn golden_store_opens_and_reads() {
             "pmix.grank"
         )
         .is_err());
-    assert_eq!(r.stats().generation, 3);
+    let card = |rank: TargetRank, key: &str| {
+        modex::find(&r, &pin, "golden", rank, key, |_| false, None).map(|(v, _)| v.to_value())
+    };
+    for rank in (0..20).filter(|r| *r != 3) {
+        assert_eq!(
+            card(TargetRank::Rank(rank), "card").unwrap(),
+            Value::ByteObject(fence_card(rank))
+        );
+    }
+    for (key, v) in commit_3() {
+        assert_eq!(card(TargetRank::Rank(3), key).unwrap(), v, "{key}");
+    }
+    assert_eq!(
+        card(TargetRank::Undef, "extra").unwrap(),
+        Value::String("three".into())
+    );
+    assert_eq!(r.stats().generation, 9);
 }

@@ -8,8 +8,28 @@
 #include <stdint.h>
 #include <pmix_common.h>
 
+// `rshm_flushed_t.withdrawn`: nothing could be withdrawn.
+#define RSHM_WITHDRAWN_NONE 0
+
+// `rshm_flushed_t.withdrawn`: every staged key was withdrawn.
+#define RSHM_WITHDRAWN_KEYS 1
+
+// `rshm_flushed_t.withdrawn`: the posted tables of the staged keys' namespaces were withdrawn.
+#define RSHM_WITHDRAWN_NAMESPACES 2
+
 // An open store (opaque to C). Calls on one handle may come from any thread.
 typedef struct rshm_server_t rshm_server_t;
+
+// What `rshm_server_flush` did.
+typedef struct rshm_flushed_t {
+  // Staged values taken.
+  size_t values;
+  // Values left out because the store refused a value of their key (their keys withdrawn
+  // in the same generation).
+  size_t refused;
+  // After a failed publication: what was withdrawn instead (`RSHM_WITHDRAWN_*`).
+  uint8_t withdrawn;
+} rshm_flushed_t;
 
 // One posted value of a fence's collected data (`rshm_server_store_fence`).
 typedef struct rshm_posted_t {
@@ -21,6 +41,16 @@ typedef struct rshm_posted_t {
   const char *key;
   const pmix_value_t *value;
 } rshm_posted_t;
+
+// What a store has published since it was opened (`rshm_server_stats`).
+typedef struct rshm_server_stats_t {
+  // Generations published: one per registration, commit batch, fence batch or withdrawal.
+  uint64_t publications;
+  // Bytes of the files those publications wrote (tables and roots).
+  uint64_t bytes_written;
+  // Files those publications wrote (tables and roots).
+  uint64_t files_written;
+} rshm_server_stats_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,6 +117,41 @@ pmix_status_t rshm_server_store(struct rshm_server_t *s,
                                 const char *key,
                                 const pmix_value_t *value);
 
+// Stage one value a client committed for the next `rshm_server_flush`, which publishes every
+// staged value as one generation (a commit of K keys is then one generation, not K). `*first`
+// (if not NULL) is set to whether it is the only staged value: schedule a flush then. A value
+// the store cannot read (a type it does not hold) is staged as the withdrawal of its key, so
+// that readers stop finding an older value and ask the next store in line. Values stay
+// unseen by readers until the flush; any other call that changes posted data flushes first.
+//
+// # Safety
+// `s` a handle; `proc` a valid `pmix_proc_t`; `key` NUL-terminated; `value` a valid value;
+// `first` NULL or a valid location.
+pmix_status_t rshm_server_stage(struct rshm_server_t *s,
+                                const pmix_proc_t *proc,
+                                uint8_t scope,
+                                const char *key,
+                                const pmix_value_t *value,
+                                bool *first);
+
+// Whether values are staged, by a process other than `proc`: `proc`'s commit begins, and the
+// staged one may be flushed on its own. False for NULL arguments.
+//
+// # Safety
+// `s` NULL or a handle; `proc` NULL or a valid `pmix_proc_t`.
+bool rshm_server_staged_by_other(const struct rshm_server_t *s, const pmix_proc_t *proc);
+
+// Publish every staged value as one generation (none if nothing is staged or changes). A
+// value the store refuses withdraws its key in that generation. When the generation cannot be
+// published (a full filesystem) the status is that error and every staged key is withdrawn
+// instead (`withdrawn` `RSHM_WITHDRAWN_KEYS`; failing that, the posted tables of their
+// namespaces, `RSHM_WITHDRAWN_NAMESPACES`; `RSHM_WITHDRAWN_NONE` if neither could be
+// published: readers may then find older values of the staged keys).
+//
+// # Safety
+// `s` a handle; `out` NULL or a valid location.
+pmix_status_t rshm_server_flush(struct rshm_server_t *s, struct rshm_flushed_t *out);
+
 // Store a fence's collected data (`PMIX_COLLECT_DATA`, 17.3.6) as one generation: readers see
 // all of it or none of it. Every item is checked first; one bad item stores nothing.
 //
@@ -131,6 +196,12 @@ pmix_status_t rshm_server_withdraw_posted(struct rshm_server_t *s, const char *n
 // `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an
 // array.
 pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s, const pmix_proc_t *proc, char ***env);
+
+// What the store has published so far, written to `*out`.
+//
+// # Safety
+// `s` a handle; `out` a valid location.
+pmix_status_t rshm_server_stats(const struct rshm_server_t *s, struct rshm_server_stats_t *out);
 
 // The calling thread's last error message, NUL-terminated, copied into `buf` (at most `len`
 // bytes, truncated). Returns the message's full length.

@@ -14,7 +14,7 @@ use abi::c::{c_slice, c_str, check_infos, proc_ref, read_infos, read_value, reg_
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
 use abi::{ffi_or, ffi_ptr, ffi_status, AbiError};
 
-use crate::server::{PostedValue, Server, ServerOptions, Withdrawn};
+use crate::server::{PostedValue, Server, ServerOptions, Unpublished, Withdrawn};
 
 /// An open store (opaque to C). Calls on one handle may come from any thread.
 pub struct rshm_server_t {
@@ -225,6 +225,137 @@ pub unsafe extern "C" fn rshm_server_store(
     })
 }
 
+/// Stage one value a client committed for the next `rshm_server_flush`, which publishes every
+/// staged value as one generation (a commit of K keys is then one generation, not K). `*first`
+/// (if not NULL) is set to whether it is the only staged value: schedule a flush then. A value
+/// the store cannot read (a type it does not hold) is staged as the withdrawal of its key, so
+/// that readers stop finding an older value and ask the next store in line. Values stay
+/// unseen by readers until the flush; any other call that changes posted data flushes first.
+///
+/// # Safety
+/// `s` a handle; `proc` a valid `pmix_proc_t`; `key` NUL-terminated; `value` a valid value;
+/// `first` NULL or a valid location.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_stage(
+    s: *mut rshm_server_t,
+    proc: *const pmix_proc_t,
+    scope: u8,
+    key: *const c_char,
+    value: *const pmix_value_t,
+    first: *mut bool,
+) -> pmix_status_t {
+    ffi_status(|| {
+        if value.is_null() {
+            return Err(AbiError::BadParam("NULL value".into()));
+        }
+        // SAFETY: caller contract for each pointer.
+        let (h, (ns, rank), key) =
+            unsafe { (handle(s)?, proc_ref(proc)?, c_str(key, KEY_BUF - 1)?) };
+        // SAFETY: a valid value (caller contract); one the store cannot read is refused here.
+        let value = unsafe { read_value(value, 0) }.ok();
+        let mut server = lock(h);
+        let only = match value {
+            Some(value) => server.stage(PostedValue {
+                nspace: ns.to_owned(),
+                rank,
+                scope,
+                key: key.to_owned(),
+                value,
+            }),
+            None => server.stage_refused(ns, rank, key),
+        };
+        // SAFETY: NULL or a valid location (caller contract).
+        if let Some(out) = unsafe { first.as_mut() } {
+            *out = only;
+        }
+        Ok(())
+    })
+}
+
+/// Whether values are staged, by a process other than `proc`: `proc`'s commit begins, and the
+/// staged one may be flushed on its own. False for NULL arguments.
+///
+/// # Safety
+/// `s` NULL or a handle; `proc` NULL or a valid `pmix_proc_t`.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_staged_by_other(
+    s: *const rshm_server_t,
+    proc: *const pmix_proc_t,
+) -> bool {
+    ffi_or(false, || {
+        // SAFETY: caller contract.
+        match unsafe { (handle(s), proc_ref(proc)) } {
+            (Ok(h), Ok((ns, rank))) => lock(h).staged_by_other(ns, rank),
+            _ => false,
+        }
+    })
+}
+
+/// `rshm_flushed_t.withdrawn`: nothing could be withdrawn.
+pub const RSHM_WITHDRAWN_NONE: u8 = 0;
+/// `rshm_flushed_t.withdrawn`: every staged key was withdrawn.
+pub const RSHM_WITHDRAWN_KEYS: u8 = 1;
+/// `rshm_flushed_t.withdrawn`: the posted tables of the staged keys' namespaces were withdrawn.
+pub const RSHM_WITHDRAWN_NAMESPACES: u8 = 2;
+
+/// What `rshm_server_flush` did.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct rshm_flushed_t {
+    /// Staged values taken.
+    pub values: usize,
+    /// Values left out because the store refused a value of their key (their keys withdrawn
+    /// in the same generation).
+    pub refused: usize,
+    /// After a failed publication: what was withdrawn instead (`RSHM_WITHDRAWN_*`).
+    pub withdrawn: u8,
+}
+
+/// Publish every staged value as one generation (none if nothing is staged or changes). A
+/// value the store refuses withdraws its key in that generation. When the generation cannot be
+/// published (a full filesystem) the status is that error and every staged key is withdrawn
+/// instead (`withdrawn` `RSHM_WITHDRAWN_KEYS`; failing that, the posted tables of their
+/// namespaces, `RSHM_WITHDRAWN_NAMESPACES`; `RSHM_WITHDRAWN_NONE` if neither could be
+/// published: readers may then find older values of the staged keys).
+///
+/// # Safety
+/// `s` a handle; `out` NULL or a valid location.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_flush(
+    s: *mut rshm_server_t,
+    out: *mut rshm_flushed_t,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract.
+        let h = unsafe { handle(s) }?;
+        let (staged, result) = {
+            let mut server = lock(h);
+            (server.staged(), server.flush())
+        };
+        let report = match &result {
+            Ok(f) => rshm_flushed_t {
+                values: f.values,
+                refused: f.refused,
+                withdrawn: RSHM_WITHDRAWN_NONE,
+            },
+            Err(Unpublished { withdrawn, .. }) => rshm_flushed_t {
+                values: staged,
+                refused: 0,
+                withdrawn: match withdrawn {
+                    Some(Withdrawn::Key) => RSHM_WITHDRAWN_KEYS,
+                    Some(Withdrawn::Namespace) => RSHM_WITHDRAWN_NAMESPACES,
+                    None => RSHM_WITHDRAWN_NONE,
+                },
+            },
+        };
+        // SAFETY: NULL or a valid location (caller contract).
+        if let Some(out) = unsafe { out.as_mut() } {
+            *out = report;
+        }
+        result.map(|_| ()).map_err(|u| u.error.into())
+    })
+}
+
 /// Store a fence's collected data (`PMIX_COLLECT_DATA`, 17.3.6) as one generation: readers see
 /// all of it or none of it. Every item is checked first; one bad item stores nothing.
 ///
@@ -387,6 +518,41 @@ unsafe fn setenv_array(
     Ok(())
 }
 
+/// What a store has published since it was opened (`rshm_server_stats`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct rshm_server_stats_t {
+    /// Generations published: one per registration, commit batch, fence batch or withdrawal.
+    pub publications: u64,
+    /// Bytes of the files those publications wrote (tables and roots).
+    pub bytes_written: u64,
+    /// Files those publications wrote (tables and roots).
+    pub files_written: u64,
+}
+
+/// What the store has published so far, written to `*out`.
+///
+/// # Safety
+/// `s` a handle; `out` a valid location.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_stats(
+    s: *const rshm_server_t,
+    out: *mut rshm_server_stats_t,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract; a NULL `out` is refused.
+        let (h, out) = unsafe { (handle(s)?, out.as_mut()) };
+        let out = out.ok_or_else(|| AbiError::BadParam("NULL out".into()))?;
+        let st = lock(h).stats();
+        *out = rshm_server_stats_t {
+            publications: st.publications,
+            bytes_written: st.bytes_written,
+            files_written: st.files_written,
+        };
+        Ok(())
+    })
+}
+
 /// The calling thread's last error message, NUL-terminated, copied into `buf` (at most `len`
 /// bytes, truncated). Returns the message's full length.
 ///
@@ -399,138 +565,7 @@ pub unsafe extern "C" fn rshm_server_last_error(buf: *mut c_char, len: usize) ->
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use abi::types::status::*;
-    use gds::{Info, Value};
-
-    /// A server on a fresh directory (kept alive by the returned TempDir).
-    fn open() -> (tempfile::TempDir, *mut rshm_server_t) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let info = abi::c::c_info(&Info {
-            key: "pmix.srvr.tmpdir".into(),
-            flags: 0,
-            value: Value::String(dir.path().display().to_string()),
-        })
-        .expect("info");
-        let mut s = core::ptr::null_mut();
-        // SAFETY: one valid info and a valid out location.
-        assert_eq!(unsafe { rshm_server_open(&info, 1, &mut s) }, PMIX_SUCCESS);
-        (dir, s)
-    }
-
-    #[test]
-    fn a_panic_fails_only_its_own_call() {
-        let (_dir, s) = open();
-        // SAFETY: `s` is an open handle; (NULL, 0) is an empty array.
-        let resources = || unsafe { rshm_server_register_resources(s, core::ptr::null(), 0) };
-        assert_eq!(resources(), PMIX_SUCCESS);
-        let hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
-        fault::panic_next_lock();
-        let status = resources();
-        std::panic::set_hook(hook);
-        assert_eq!(status, PMIX_ERROR);
-        assert!(
-            abi::last_error().contains("panic caught"),
-            "{}",
-            abi::last_error()
-        );
-        // The lock the panic unwound through is usable: the next calls succeed.
-        assert_eq!(resources(), PMIX_SUCCESS, "{}", abi::last_error());
-        // SAFETY: `s` is open and not used again.
-        assert_eq!(unsafe { rshm_server_close(s) }, PMIX_SUCCESS);
-    }
-
-    #[test]
-    fn a_refused_value_is_withdrawn_so_the_older_one_is_no_longer_read() {
-        use gds::jobdata::TargetRank;
-        let (_dir, s) = open();
-        let mut proc = pmix_proc_t {
-            nspace: [0; NSPACE_BUF],
-            rank: 0,
-        };
-        for (d, b) in proc.nspace.iter_mut().zip(b"ns") {
-            *d = *b as c_char;
-        }
-        let key = c"k";
-        let mut v1 = abi::c::zeroed_value();
-        abi::c::write_value(&mut v1, &Value::String("v1".into())).expect("value");
-        // A PMIX_DATA_BUFFER (65): a type the store does not hold.
-        let mut buffer = abi::c::zeroed_value();
-        buffer.type_ = 65;
-        let read = || {
-            // SAFETY: `s` is an open handle; its path is a NUL-terminated string.
-            let path = unsafe { std::ffi::CStr::from_ptr(rshm_server_path(s)) };
-            let r = gds::Reader::attach(std::path::Path::new(path.to_str().unwrap())).unwrap();
-            let pin = r.pin();
-            let t = r.table(&pin, "ns", gds::part::POSTED).unwrap();
-            gds::modex::get(t, TargetRank::Rank(0), "k", true, None).map(|v| v.to_value())
-        };
-        let mut whole = true;
-        // SAFETY: (every call) `s` is open; `proc`, `key` and the values are valid.
-        unsafe {
-            assert_eq!(
-                rshm_server_store(s, &proc, 3, key.as_ptr(), &v1),
-                PMIX_SUCCESS
-            );
-            assert_ne!(
-                rshm_server_store(s, &proc, 3, key.as_ptr(), &buffer),
-                PMIX_SUCCESS
-            );
-            // Refused: the store still holds the older value, until it is withdrawn.
-            assert_eq!(read().unwrap(), Value::String("v1".into()));
-            assert_eq!(
-                rshm_server_withdraw(s, &proc, key.as_ptr(), &mut whole),
-                PMIX_SUCCESS
-            );
-            assert!(!whole);
-            assert!(matches!(read(), Err(gds::Error::NotFound)));
-            assert_eq!(
-                rshm_server_withdraw(s, &proc, key.as_ptr(), core::ptr::null_mut()),
-                PMIX_SUCCESS
-            );
-            assert_eq!(
-                rshm_server_withdraw(s, &proc, core::ptr::null(), core::ptr::null_mut()),
-                PMIX_ERR_BAD_PARAM
-            );
-            assert_eq!(rshm_server_withdraw_posted(s, c"ns".as_ptr()), PMIX_SUCCESS);
-            assert_eq!(
-                rshm_server_withdraw_posted(s, core::ptr::null()),
-                PMIX_ERR_BAD_PARAM
-            );
-            abi::c::destruct_value(&mut v1);
-            assert_eq!(rshm_server_close(s), PMIX_SUCCESS);
-        }
-    }
-
-    #[test]
-    fn fence_arrays_are_checked_before_they_are_read() {
-        let (_dir, s) = open();
-        // SAFETY: (every call) `s` is an open handle; the arrays are refused before any element
-        // is read, which is what is tested.
-        unsafe {
-            assert_eq!(
-                rshm_server_store_fence(s, core::ptr::null(), 0),
-                PMIX_SUCCESS
-            );
-            assert_eq!(
-                rshm_server_store_fence(s, core::ptr::null(), 3),
-                PMIX_ERR_BAD_PARAM
-            );
-            let dangling = core::ptr::NonNull::<rshm_posted_t>::dangling().as_ptr();
-            assert_eq!(
-                rshm_server_store_fence(s, dangling, usize::MAX / 64),
-                PMIX_ERR_BAD_PARAM
-            );
-            assert_eq!(
-                rshm_server_store_fence(s, dangling.cast::<u8>().add(1).cast(), 1),
-                PMIX_ERR_BAD_PARAM
-            );
-            assert_eq!(rshm_server_close(s), PMIX_SUCCESS);
-        }
-    }
-}
+mod tests;
 
 /// A test-only fault: the next lock of a server (on this thread) panics while holding it, as a
 /// bug inside a call would.

@@ -10,4 +10,4 @@
 mod exports;
 pub mod server;
 
-pub use server::{PostedValue, Server, ServerOptions, Withdrawn};
+pub use server::{Flushed, PostedValue, Server, ServerOptions, Unpublished, Withdrawn};

@@ -8,8 +8,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gds::jobdata::{self, keys, Resources};
-use gds::modex::{FenceBatch, Posted, Scope};
+use gds::modex::{FenceBatch, PostedParts, Scope};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
+
+mod pending;
+
+pub use pending::{Flushed, Unpublished};
 
 /// The environment a client needs to attach (setup_fork), named once in `abi`.
 pub use abi::env;
@@ -84,8 +88,10 @@ fn kernel_hostname() -> String {
 pub struct Server {
     writer: Writer,
     local_host: String,
-    posted: HashMap<String, Posted>,
+    posted: HashMap<String, PostedParts>,
     resources: Option<Resources>,
+    /// Values staged for the next flush ([`Server::stage`]), in the order staged.
+    pending: Vec<pending::Staged>,
 }
 
 /// What [`Server::withdraw`] withdrew.
@@ -119,6 +125,7 @@ impl Server {
             local_host: opts.local_host.unwrap_or_else(kernel_hostname),
             posted: HashMap::new(),
             resources: None,
+            pending: Vec::new(),
         })
     }
 
@@ -157,8 +164,10 @@ impl Server {
         Ok(())
     }
 
-    /// `PMIx_server_deregister_nspace`: remove the namespace, its job data and posted data.
+    /// `PMIx_server_deregister_nspace`: remove the namespace, its job data and posted data
+    /// (values staged for it included).
     pub fn deregister_nspace(&mut self, ns: &str) -> Result<()> {
+        self.drop_staged(ns);
         self.posted.remove(ns);
         let mut tx = self.writer.begin();
         tx.remove_namespace(ns);
@@ -181,7 +190,9 @@ impl Server {
     /// Store posted values and publish them as one generation: a client's commit (visible to
     /// local peers at once) or a fence's collected data (all of it visible at once or none).
     /// Every value is checked before any is stored, so a refused batch changes nothing.
+    /// Staged values are flushed first ([`Server::flush`]).
     pub fn store(&mut self, values: &[PostedValue]) -> Result<()> {
+        self.flush_first();
         // One fence batch per namespace, in the order the namespaces first appear: a fence
         // delivers every rank's values in rank order, which the batch merges without sorting.
         // Building the batches checks every value (scope, reserved key, type), so a refused
@@ -198,21 +209,24 @@ impl Server {
             };
             batches[i].1.put(v.rank, scope, &v.key, &v.value)?;
         }
-        // Applied to copies, kept only once published: a batch that cannot be written (a full
-        // filesystem) is forgotten, not left to be published by the next call.
-        let mut next: Vec<(&str, Posted)> = Vec::with_capacity(batches.len());
+        // Staged (the tables each namespace's change rewrites, built apart), kept only once
+        // published: a batch that cannot be written (a full filesystem) is forgotten, not left
+        // to be published by the next call.
+        let mut staged = Vec::with_capacity(batches.len());
         for (ns, batch) in batches {
-            let mut posted = self.posted.get(ns).cloned().unwrap_or_default();
-            posted.apply(batch)?;
-            next.push((ns, posted));
+            let change = match self.posted.get(ns) {
+                Some(p) => p.stage(batch)?,
+                None => PostedParts::new().stage(batch)?,
+            };
+            staged.push((ns, change));
         }
         let mut tx = self.writer.begin();
-        for (ns, posted) in &next {
-            tx.put_table(ns, part::POSTED, posted.table())?;
+        for (ns, change) in &staged {
+            PostedParts::publish(change, &mut tx, ns)?;
         }
         tx.commit()?;
-        for (ns, posted) in next {
-            self.posted.insert(ns.to_owned(), posted);
+        for (ns, change) in staged {
+            self.posted.entry(ns.to_owned()).or_default().accept(change);
         }
         Ok(())
     }
@@ -226,25 +240,28 @@ impl Server {
     /// posted table of `ns` is withdrawn instead (a commit that writes only a root), and
     /// forgotten: its values are then all found elsewhere, and later commits start a new
     /// table. Returns which of the two happened; an error only when neither could be
-    /// published, and then the older value may still be read here.
+    /// published, and then the older value may still be read here. Staged values are flushed
+    /// first.
     pub fn withdraw(&mut self, ns: &str, rank: u32, key: &str) -> Result<Withdrawn> {
-        let Some(current) = self.posted.get(ns) else {
+        self.flush_first();
+        let change = match self.posted.get(ns) {
+            Some(p) => p.stage_withdraw(rank, key)?,
             // Nothing posted in `ns`: nothing to withdraw (the rank is still checked).
-            Posted::new().withdraw(rank, key)?;
+            None => PostedParts::new().stage_withdraw(rank, key)?,
+        };
+        let Some(change) = change else {
             return Ok(Withdrawn::Key);
         };
-        let mut posted = current.clone();
-        if !posted.withdraw(rank, key)? {
-            return Ok(Withdrawn::Key);
-        }
         let published = (|| {
             let mut tx = self.writer.begin();
-            tx.put_table(ns, part::POSTED, posted.table())?;
+            PostedParts::publish(&change, &mut tx, ns)?;
             tx.commit()
         })();
         match published {
             Ok(_) => {
-                self.posted.insert(ns.to_owned(), posted);
+                if let Some(p) = self.posted.get_mut(ns) {
+                    p.accept(change);
+                }
                 Ok(Withdrawn::Key)
             }
             Err(key_err) => {
@@ -254,10 +271,15 @@ impl Server {
         }
     }
 
-    /// Withdraw the posted table of `ns` (its job data stays) and forget its posted values.
+    /// Withdraw the posted tables of `ns` (its job data stays) and forget its posted values.
+    /// Staged values are flushed first.
     pub fn withdraw_posted(&mut self, ns: &str) -> Result<()> {
+        self.flush_first();
         let mut tx = self.writer.begin();
-        tx.remove_table(ns, part::POSTED)?;
+        match self.posted.get(ns) {
+            Some(p) => p.remove_all(&mut tx, ns)?,
+            None => PostedParts::new().remove_all(&mut tx, ns)?,
+        }
         tx.commit()?;
         self.posted.remove(ns);
         Ok(())

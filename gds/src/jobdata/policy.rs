@@ -228,18 +228,11 @@ fn posted<'p>(
     scope: Option<Scope>,
     job: &crate::Result<&'p Arc<TableView>>,
 ) -> crate::Result<(ValueRef<'p>, &'p Arc<TableView>)> {
-    let posted = reader.table_arc(pin, ns, part::POSTED)?;
     let local = |r: u32| match job {
         Ok(t) => is_local(t, r).unwrap_or(false),
         Err(_) => false,
     };
-    let near = match target {
-        TargetRank::Rank(r) => local(r),
-        TargetRank::Undef => modex::undef_rank(posted, key).is_some_and(local),
-        TargetRank::Wildcard => false,
-    };
-    let v = modex::get(posted, target, key, near, scope)?;
-    Ok((v, posted))
+    modex::find(reader, pin, ns, target, key, local, scope)
 }
 
 #[cfg(test)]

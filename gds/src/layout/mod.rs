@@ -10,7 +10,7 @@ use core::mem::{offset_of, size_of};
 /// `magic`: ASCII "RSHMSEG" and a 0 byte.
 pub const MAGIC: [u8; 8] = *b"RSHMSEG\0";
 /// Format major version: a reader refuses any other.
-pub const FORMAT_MAJOR: u16 = 2;
+pub const FORMAT_MAJOR: u16 = 3;
 /// Format minor version: compatible additions; readers accept larger minors.
 pub const FORMAT_MINOR: u16 = 0;
 /// `byte_order` word as written natively.

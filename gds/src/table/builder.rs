@@ -435,6 +435,34 @@ impl TableBuilder {
         self.len() == 0
     }
 
+    /// Every entry as stored: (class, id, key, entry flags, the value's stored bytes), inserted
+    /// ones first, in no particular order (proc-column values are not entries: not listed).
+    pub(crate) fn stored(&self) -> impl Iterator<Item = (u16, u32, &str, u16, &[u8])> + '_ {
+        let loose = self
+            .entries
+            .iter()
+            .map(|(&(class, id, kid), &(flags, loc, len))| (class, id, kid, flags, loc, len));
+        let bulk = self
+            .bulk
+            .iter()
+            .filter(|e| e.live())
+            .map(|e| (e.class, e.id, e.kid, e.flags, e.loc, e.len as usize));
+        loose.chain(bulk).map(|(class, id, kid, flags, loc, len)| {
+            (
+                class,
+                id,
+                &*self.keys[kid as usize],
+                flags,
+                value_in(&self.arenas, loc, len),
+            )
+        })
+    }
+
+    /// Bytes of the live values (what an encoded table holds of values, before alignment).
+    pub(crate) fn value_bytes(&self) -> usize {
+        self.arena_bytes() - self.garbage
+    }
+
     /// Distinct keys the builder has interned (a bound for [`MAX_KEYS`] checks).
     pub(crate) fn key_count(&self) -> usize {
         self.keys.len()

@@ -1,0 +1,21 @@
+/*
+ * staging.h - the gds component's staging of committed values (staging.c): one generation per
+ * commit or direct-modex reply, not one per key (docs/openpmix.md "One generation per commit").
+ */
+#ifndef RSHM_GDS_STAGING_H
+#define RSHM_GDS_STAGING_H
+
+#include "pmix_common.h"
+#include "rshm_server.h"
+
+/* Stage one key of a commit or reply (progress thread); published by a flush that runs once the
+ * current progress-thread event returns, or before a key of another process is staged. */
+void rshm_stage(rshm_server_t *s, const pmix_proc_t *proc, pmix_scope_t scope, const char *key,
+                const pmix_value_t *value);
+/* Publish what is staged now (before other changes of posted data). */
+void rshm_flush_staged(rshm_server_t *s);
+/* At finalize, before the store is closed: cancel the scheduled flush and publish what is
+ * staged. */
+void rshm_staging_finalize(rshm_server_t *s);
+
+#endif

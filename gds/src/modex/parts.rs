@@ -1,0 +1,292 @@
+//! A namespace's posted data as the tables it is published in, so that a commit rewrites only
+//! what it changes (format.md section 5, `part`):
+//! - the base table (`part::POSTED`): what fences delivered, and commits once merged;
+//! - one table per rank that committed since the last merge (`part::POSTED_RANKS` + rank):
+//!   the rank's newer values, which a reader takes before the base's (`find`);
+//! - the RANK_UNDEF index (`part::POSTED_INDEX`): rewritten only when a key is posted for the
+//!   first time.
+//!
+//! A commit rewrites its rank's table (the rank's own values) and the root; the rank tables are
+//! merged into the base once they hold more than the base does (or there are too many of
+//! them), so every value is rewritten a bounded number of times on average, however many
+//! ranks commit: the base doubles between merges.
+
+#![forbid(unsafe_code)]
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{check_poster, rank_part, FenceBatch, Posted, UNDEF_INDEX};
+use crate::error::{Error, Result};
+use crate::layout::Realm;
+use crate::part;
+use crate::table::TableBuilder;
+use crate::value::Value;
+use crate::writer::Transaction;
+
+/// A batch of at most this many ranks (a commit, a direct-modex reply) goes to the ranks' own
+/// tables; a larger one (a fence) to the base, except for ranks that have a table.
+const SMALL_BATCH_RANKS: usize = 16;
+/// Rank tables are merged into the base once their values outweigh the base's and this.
+const MERGE_MIN_BYTES: usize = 256 << 10;
+/// ... or once there are more of them than this (each is a root reference and a mapping).
+const MAX_RANK_TABLES: usize = 1024;
+
+/// The RANK_UNDEF index: `rshm.undef:<key>` → the key's first poster.
+#[derive(Clone, Default)]
+struct Index {
+    table: TableBuilder,
+    indexed: HashMap<Box<str>, u32>,
+}
+
+impl Index {
+    fn add(&mut self, key: &str, rank: u32) -> Result<()> {
+        let entry = format!("{UNDEF_INDEX}{key}");
+        self.table
+            .insert(Realm::Meta, &entry, &Value::ProcRank(rank))?;
+        self.indexed.insert(key.into(), rank);
+        Ok(())
+    }
+
+    fn remove(&mut self, key: &str) {
+        self.table
+            .remove(Realm::Meta, &format!("{UNDEF_INDEX}{key}"));
+        self.indexed.remove(key);
+    }
+}
+
+/// The posted data of one namespace, as its writer keeps it between publications.
+pub struct PostedParts {
+    base: Posted,
+    ranks: BTreeMap<u32, Posted>,
+    /// Bytes of the rank tables' values.
+    rank_bytes: usize,
+    index: Index,
+}
+
+/// The tables a change rewrites, built but neither published nor kept yet: publish them
+/// ([`PostedParts::publish`]) and keep them ([`PostedParts::accept`]) once the transaction
+/// committed; dropped, they change nothing.
+#[derive(Default)]
+pub struct Staged {
+    base: Option<Posted>,
+    /// Rank tables: the new one, or `None` when the rank's table goes.
+    ranks: BTreeMap<u32, Option<Posted>>,
+    index: Option<Index>,
+}
+
+impl Staged {
+    /// Whether the change rewrites nothing.
+    pub fn is_empty(&self) -> bool {
+        self.base.is_none() && self.ranks.is_empty() && self.index.is_none()
+    }
+
+    /// Tables written by its publication.
+    pub fn tables(&self) -> usize {
+        self.base.iter().count()
+            + self.index.iter().count()
+            + self.ranks.values().filter(|t| t.is_some()).count()
+    }
+}
+
+impl Default for PostedParts {
+    fn default() -> Self {
+        PostedParts {
+            base: Posted::unindexed(),
+            ranks: BTreeMap::new(),
+            rank_bytes: 0,
+            index: Index::default(),
+        }
+    }
+}
+
+impl PostedParts {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of rank tables (values committed since the last merge).
+    pub fn rank_tables(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// The change that stores `batch` (a commit, a direct-modex reply or a fence): a put of
+    /// each of its values, latest wins whatever the scope. Nothing is kept before
+    /// [`PostedParts::accept`].
+    pub fn stage(&self, batch: FenceBatch) -> Result<Staged> {
+        let mut staged = Staged::default();
+        if batch.is_empty() {
+            return Ok(staged);
+        }
+        let mut index: Option<Index> = None;
+        for (key, rank) in batch.first_posters() {
+            if !self.index.indexed.contains_key(key) {
+                index
+                    .get_or_insert_with(|| self.index.clone())
+                    .add(key, rank)?;
+            }
+        }
+        staged.index = index;
+        let small = batch.ranks().len() <= SMALL_BATCH_RANKS;
+        let (rest, own) = batch.split(|r| small || self.ranks.contains_key(&r))?;
+        if !rest.is_empty() {
+            let mut base = self.base.clone();
+            base.apply(rest)?;
+            staged.base = Some(base);
+        }
+        for (rank, values) in own {
+            let mut t = self
+                .ranks
+                .get(&rank)
+                .cloned()
+                .unwrap_or_else(Posted::unindexed);
+            t.apply(values)?;
+            staged.ranks.insert(rank, Some(t));
+        }
+        self.merge_if_due(&mut staged)?;
+        Ok(staged)
+    }
+
+    /// The change that withdraws what `rank` posted under `key`, in every scope and table (and
+    /// its RANK_UNDEF index entry if `rank` is the key's poster); `None` if there is nothing
+    /// to withdraw.
+    pub fn stage_withdraw(&self, rank: u32, key: &str) -> Result<Option<Staged>> {
+        let mut staged = Staged::default();
+        let found = self.withdraw_in(&mut staged, rank, key)?;
+        Ok(found.then_some(staged))
+    }
+
+    /// Add to `staged` the withdrawal of what `rank` posted under `key` (as
+    /// [`PostedParts::stage_withdraw`], on top of what `staged` already changes); returns
+    /// whether there was anything to withdraw.
+    pub fn withdraw_in(&self, staged: &mut Staged, rank: u32, key: &str) -> Result<bool> {
+        check_poster(rank)?;
+        let mut found = false;
+        let table = match staged.ranks.get(&rank) {
+            Some(t) => t.clone(),
+            None => self.ranks.get(&rank).cloned(),
+        };
+        if let Some(mut t) = table {
+            if t.withdraw(rank, key)? {
+                staged.ranks.insert(rank, (!t.is_empty()).then_some(t));
+                found = true;
+            }
+        }
+        let had_base = staged.base.is_some();
+        let mut base = staged.base.take().unwrap_or_else(|| self.base.clone());
+        let removed = base.withdraw(rank, key)?;
+        if removed || had_base {
+            staged.base = Some(base);
+        }
+        found |= removed;
+        let index = staged.index.as_ref().unwrap_or(&self.index);
+        if index.indexed.get(key) == Some(&rank) {
+            let mut index = staged.index.take().unwrap_or_else(|| self.index.clone());
+            index.remove(key);
+            staged.index = Some(index);
+            found = true;
+        }
+        Ok(found)
+    }
+
+    /// Merge every rank table into the base when they have grown past it (or are too many).
+    fn merge_if_due(&self, staged: &mut Staged) -> Result<()> {
+        let mut count = self.ranks.len();
+        let mut bytes = self.rank_bytes;
+        for (rank, t) in &staged.ranks {
+            if let Some(old) = self.ranks.get(rank) {
+                count -= 1;
+                bytes -= old.value_bytes();
+            }
+            if let Some(t) = t {
+                count += 1;
+                bytes += t.value_bytes();
+            }
+        }
+        let base = staged.base.as_ref().unwrap_or(&self.base);
+        if count <= MAX_RANK_TABLES && bytes <= base.value_bytes().max(MERGE_MIN_BYTES) {
+            return Ok(());
+        }
+        let mut all = FenceBatch::new();
+        for (rank, t) in &self.ranks {
+            if !staged.ranks.contains_key(rank) {
+                push_all(&mut all, t)?;
+            }
+        }
+        for t in staged.ranks.values().flatten() {
+            push_all(&mut all, t)?;
+        }
+        let mut merged = base.clone();
+        merged.apply(all)?;
+        staged.base = Some(merged);
+        for rank in self.ranks.keys() {
+            staged.ranks.insert(*rank, None);
+        }
+        staged.ranks.retain(|rank, _| self.ranks.contains_key(rank));
+        Ok(())
+    }
+
+    /// Write `staged`'s tables into `tx` (published when it commits).
+    pub fn publish(staged: &Staged, tx: &mut Transaction<'_>, ns: &str) -> Result<()> {
+        if let Some(base) = &staged.base {
+            if base.is_empty() {
+                tx.remove_table(ns, part::POSTED)?;
+            } else {
+                tx.put_table(ns, part::POSTED, base.table())?;
+            }
+        }
+        if let Some(index) = &staged.index {
+            if index.table.is_empty() {
+                tx.remove_table(ns, part::POSTED_INDEX)?;
+            } else {
+                tx.put_table(ns, part::POSTED_INDEX, &index.table)?;
+            }
+        }
+        for (rank, t) in &staged.ranks {
+            let p = rank_part(*rank).ok_or(Error::Corrupt("rank table of a special rank"))?;
+            match t {
+                Some(t) => tx.put_table(ns, p, t.table())?,
+                None => tx.remove_table(ns, p)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Keep `staged`, once published.
+    pub fn accept(&mut self, staged: Staged) {
+        if let Some(base) = staged.base {
+            self.base = base;
+        }
+        if let Some(index) = staged.index {
+            self.index = index;
+        }
+        for (rank, t) in staged.ranks {
+            if let Some(old) = self.ranks.remove(&rank) {
+                self.rank_bytes -= old.value_bytes();
+            }
+            if let Some(t) = t {
+                self.rank_bytes += t.value_bytes();
+                self.ranks.insert(rank, t);
+            }
+        }
+    }
+
+    /// Remove every posted table of `ns` in `tx` (what [`PostedParts`] publishes).
+    pub fn remove_all(&self, tx: &mut Transaction<'_>, ns: &str) -> Result<()> {
+        tx.remove_table(ns, part::POSTED)?;
+        tx.remove_table(ns, part::POSTED_INDEX)?;
+        for rank in self.ranks.keys() {
+            if let Some(p) = rank_part(*rank) {
+                tx.remove_table(ns, p)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Add every value of `t` to `batch`.
+fn push_all(batch: &mut FenceBatch, t: &Posted) -> Result<()> {
+    for (rank, scope, key, flags, bytes) in t.values() {
+        batch.put_stored(rank, scope, key, flags, bytes)?;
+    }
+    Ok(())
+}
