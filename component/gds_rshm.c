@@ -165,8 +165,9 @@ static pmix_status_t rshm_init(pmix_info_t info[], size_t ninfo)
 }
 
 /* RSHM_GDS_STATS=<dir>: at finalize a client writes "answered N\npassed M\n" to <dir>/<pid>,
- * a server "publications N\nbytes_written B\nfiles_written F\n" (what its store published) to
- * <dir>/server-<pid>. Called under `lock`. */
+ * a server "publications N\nbytes_written B\nfiles_written F\n" (what its store published) and
+ * "rshm_store_cpu_ns T\nhash_store_cpu_ns H\n" (its progress thread's CPU time storing posted
+ * data in the store and in gds/hash) to <dir>/server-<pid>. Called under `lock`. */
 static void write_stats(void)
 {
     const char *dir = getenv("RSHM_GDS_STATS");
@@ -188,9 +189,10 @@ static void write_stats(void)
         snprintf(path, sizeof(path), "%s/server-%d", dir, (int) getpid());
         f = fopen(path, "w");
         if (NULL != f) {
-            fprintf(f, "publications %llu\nbytes_written %llu\nfiles_written %llu\n",
+            fprintf(f, "publications %llu\nbytes_written %llu\nfiles_written %llu\n"
+                    "rshm_store_cpu_ns %llu\nhash_store_cpu_ns %llu\n",
                     (unsigned long long) st.publications, (unsigned long long) st.bytes_written,
-                    (unsigned long long) st.files_written);
+                    (unsigned long long) st.files_written, rshm_store_cpu_ns, hash_store_cpu_ns);
             fclose(f);
         }
     }
@@ -353,10 +355,13 @@ static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmi
     pmix_gds_base_module_t *hash = hash_module();
     pmix_status_t rc = PMIX_SUCCESS;
     rshm_server_t *s;
+    unsigned long long t0 = rshm_thread_cpu_ns(), t1;
 
     if (NULL != hash && NULL != hash->store) {
         rc = hash->store(proc, scope, kv);
     }
+    t1 = rshm_thread_cpu_ns();
+    hash_store_cpu_ns += t1 - t0;
     if (!is_server() || NULL == kv || NULL == kv->key || NULL == kv->value
         || PMIX_INTERNAL == scope || PMIX_CHECK_RESERVED_KEY(kv->key)) {
         return rc;
@@ -364,6 +369,7 @@ static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmi
     s = server_store();
     if (NULL != s) {
         rshm_stage(s, proc, scope, kv->key, kv->value);
+        rshm_store_cpu_ns += rshm_thread_cpu_ns() - t1;
     }
     return rc;
 }
@@ -453,6 +459,7 @@ static pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t
     rshm_server_t *s = server_store();
     char *start = buff->unpack_ptr;
     pmix_status_t rc = PMIX_SUCCESS;
+    unsigned long long t0 = rshm_thread_cpu_ns(), t1;
 
     if (NULL != s) {
         /* committed values first: the fence's data is newer */
@@ -473,9 +480,12 @@ static pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t
         /* hash reads the same envelope */
         buff->unpack_ptr = start;
     }
+    t1 = rshm_thread_cpu_ns();
+    rshm_store_cpu_ns += t1 - t0;
     if (NULL != hash && NULL != hash->store_modex) {
         rc = hash->store_modex(ns, buff, cbdata);
     }
+    hash_store_cpu_ns += rshm_thread_cpu_ns() - t1;
     return rc;
 }
 

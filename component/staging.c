@@ -16,12 +16,24 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "src/include/pmix_globals.h"
 #include "src/mca/gds/base/base.h"
 #include "src/util/pmix_output.h"
 
 #include "staging.h"
+
+unsigned long long rshm_store_cpu_ns = 0, hash_store_cpu_ns = 0;
+
+unsigned long long rshm_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (0 != clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) {
+        return 0;
+    }
+    return (unsigned long long) ts.tv_sec * 1000000000ULL + (unsigned long long) ts.tv_nsec;
+}
 
 /* The flush event, assigned once (to the server's handle) under `ev_lock`. */
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -81,8 +93,10 @@ void rshm_flush_staged(rshm_server_t *s)
  * staged the values (and every event queued before it) has returned. */
 static void flush_cb(int sd, short args, void *cbdata)
 {
+    unsigned long long t0 = rshm_thread_cpu_ns();
     PMIX_HIDE_UNUSED_PARAMS(sd, args);
     rshm_flush_staged((rshm_server_t *) cbdata);
+    rshm_store_cpu_ns += rshm_thread_cpu_ns() - t0;
 }
 
 /* Make the flush run once the current progress-thread event returns. Activating an event that

@@ -18,4 +18,11 @@ void rshm_flush_staged(rshm_server_t *s);
  * staged. */
 void rshm_staging_finalize(rshm_server_t *s);
 
+/* CPU time of the calling thread, in nanoseconds. */
+unsigned long long rshm_thread_cpu_ns(void);
+/* CPU time the server spent storing posted data (progress thread; read at finalize for
+ * $RSHM_GDS_STATS): in the store (staging, flushes, fence batches) and in gds/hash's store
+ * calls the component makes for the same data. */
+extern unsigned long long rshm_store_cpu_ns, hash_store_cpu_ns;
+
 #endif
