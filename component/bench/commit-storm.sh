@@ -11,7 +11,9 @@
 #
 # K = 0 is allowed (no Put, an empty commit): the server's cost of the same job without posted
 # data, to subtract. With rshm the component's counters are read from RSHM_GDS_STATS
-# (<dir>/server-<pid>: publications, bytes_written, files_written), "n/a" when it writes none;
+# (<dir>/server-<pid>: publications, bytes_written, files_written, and the progress thread's CPU
+# time storing posted data, rshm_store_cpu_ns in the store, hash_store_cpu_ns in the gds/hash
+# calls the component passes on), "n/a" when it writes none;
 # "peak store" is the largest allocated size of the store directory's files, sampled every
 # 20 ms. PERF=1 also records the host with perf (cpu-clock) and prints the share of its samples
 # in pmix_mca_gds_rshm.so (rshm's store path in user space; the kernel's copying of the files it
@@ -67,9 +69,9 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else printf "%
 field() { awk -v k="$2" '$1 == "storm" {for (i=2;i<NF;i++) if ($i==k) print $(i+1)}' "$1" | median; }
 val() { awk -v k="$2" '{for (i=1;i<NF;i++) if ($i==k) {print $(i+1); exit}}' "$1" 2>/dev/null; }
 mib() { awk -v b="$1" 'BEGIN {if (b == "" || b == "n/a") print "n/a"; else printf "%.2f MiB", b / 1048576}'; }
-printf '%5s %3s %-5s %5s %10s %8s %11s %8s %10s %10s %12s %11s %12s %6s %11s' N K gds ok \
-  "server ms" "(sys)" "µs/commit" "wall s" "commit µs" "fence ms" "generations" written \
-  committed "w/c" "peak store"
+printf '%5s %3s %-5s %5s %10s %8s %11s %10s %10s %8s %10s %10s %12s %11s %12s %6s %11s' N K gds ok \
+  "server ms" "(sys)" "µs/commit" "rshm st ms" "hash st ms" "wall s" "commit µs" "fence ms" \
+  "generations" written committed "w/c" "peak store"
 [ "$PERF" = 1 ] && printf ' %9s' "in rshm"
 printf '\n'
 for k in $KS; do
@@ -80,8 +82,12 @@ for k in $KS; do
       cpu=$((${user:-0} + ${sys:-0}))
       ok=$(grep -c '^storm ' "$tag.clients" || true)
       srv=$(ls "$tag.stats"/server-* 2>/dev/null | head -1 || true)
-      gens=n/a; written=n/a
-      if [ -n "$srv" ]; then gens=$(val "$srv" publications); written=$(val "$srv" bytes_written); fi
+      gens=n/a; written=n/a; rst=n/a; hst=n/a
+      if [ -n "$srv" ]; then
+        gens=$(val "$srv" publications); written=$(val "$srv" bytes_written)
+        rst=$(awk -v t="$(val "$srv" rshm_store_cpu_ns)" 'BEGIN {if (t == "") print "n/a"; else printf "%.1f", t / 1e6}')
+        hst=$(awk -v t="$(val "$srv" hash_store_cpu_ns)" 'BEGIN {if (t == "") print "n/a"; else printf "%.1f", t / 1e6}')
+      fi
       # key "storm.key.<i>" + value, per client
       committed=$(awk -v n="$n" -v k="$k" -v b="$BYTES" \
         'BEGIN {s=0; for (i=0;i<k;i++) s += length("storm.key." i) + b; print s * n}')
@@ -90,9 +96,9 @@ for k in $KS; do
       peak=$(val "$tag.cpu" peak_dir_bytes)
       [ "$c" = hash ] && peak=n/a
       fence=$(field "$tag.clients" fence_us)
-      printf '%5s %3s %-5s %5s %10s %8s %11s %8s %10s %10s %12s %11s %12s %6s %11s' \
+      printf '%5s %3s %-5s %5s %10s %8s %11s %10s %10s %8s %10s %10s %12s %11s %12s %6s %11s' \
         "$n" "$k" "$c" "$ok" "$cpu" "($sys)" \
-        "$(awk -v c="$cpu" -v n="$n" 'BEGIN {printf "%.0f", c * 1000 / n}')" \
+        "$(awk -v c="$cpu" -v n="$n" 'BEGIN {printf "%.0f", c * 1000 / n}')" "$rst" "$hst" \
         "$(awk -v w="$(val "$tag.cpu" wall_ms)" 'BEGIN {printf "%.1f", w / 1000}')" \
         "$(field "$tag.clients" commit_us)" \
         "$(awk -v f="$fence" 'BEGIN {if (f == "-" || f < 0) print "-"; else printf "%.1f", f / 1000}')" \
@@ -108,6 +114,7 @@ for k in $KS; do
 done
 echo "server ms: utime + stime of pmix-host alone (all its threads: registration, forks, the \
 clients' connections, commits, fence, finalize), (sys) its stime; µs/commit: server ms / N; \
-commit µs, fence ms: client-side medians; generations, written: the component's counters \
+rshm st ms, hash st ms: the progress thread's CPU time in the component's store path and in \
+gds/hash's store calls it passes on (rshm column only); commit µs, fence ms: client-side medians; generations, written: the component's counters \
 (rshm only); committed: key + value bytes of all Puts; w/c: written / committed."
 exit $FAILED
