@@ -18,7 +18,8 @@
 # 20 ms. PERF=1 also records the host with perf (cpu-clock) and prints the share of its samples
 # in pmix_mca_gds_rshm.so (rshm's store path in user space; the kernel's copying of the files it
 # writes is not in it). All N clients share this machine's cores with the host (printed).
-# Exit status 1 when a run failed (the host or a client).
+# Exit status 1 when a run failed (the host or a client), a client did not report, or the rshm
+# column's server wrote no RSHM_GDS_STATS file (the component did not run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NS=${1:-"16 64 128 256 512 1024"}; KS=${2:-"1 16 64"}; BYTES=${3:-200}; FENCE=${4:-fence}
@@ -82,6 +83,13 @@ for k in $KS; do
       cpu=$((${user:-0} + ${sys:-0}))
       ok=$(grep -c '^storm ' "$tag.clients" || true)
       srv=$(ls "$tag.stats"/server-* 2>/dev/null | head -1 || true)
+      if [ "$ok" != "$n" ] || { [ "$c" = rshm ] && [ -z "$srv" ]; }; then
+        # a client that did not report, or a server that never ran the component
+        why="$ok of $n clients reported"
+        [ "$c" = rshm ] && [ -z "$srv" ] && why="$why; no RSHM_GDS_STATS server file (the component did not run)"
+        echo "commit-storm: $c N=$n K=$k: $why" >&2
+        FAILED=1
+      fi
       gens=n/a; written=n/a; rst=n/a; hst=n/a
       if [ -n "$srv" ]; then
         gens=$(val "$srv" publications); written=$(val "$srv" bytes_written)
