@@ -27,6 +27,10 @@ cargo run --release -q -p rshm-benches --bin scale -- --quick
 step "MPI jobs on each gds, smoke (2 ranks, 1 round; checks every answer)"
 bash component/bench/mpi-bench.sh 2 1 64
 
+step "commit storm, smoke (N = 16, K = 16: in process, then real clients on hash and the component)"
+cargo run --release -q -p rshm-benches --bin scale -- --commit-storm --storm-n 16 --storm-k 16 --storm-fence
+bash component/bench/commit-storm.sh 16 16
+
 step "unit, integration and multi-process tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

@@ -2,6 +2,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod storm;
+
 use gds::modex::{FenceBatch, Posted, Scope};
 use gds::{part, StoreOptions, TableBuilder, Value, Writer};
 

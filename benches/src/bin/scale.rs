@@ -11,6 +11,9 @@
 //! tools/pmix-client (`-d` = rshm_client_attach/get). Output: a table, `scale.json` and
 //! `latency.svg`, `memory.svg`, `register.svg` in `--out` (default target/rshm-bench/scale).
 //! Columns and caveats: docs/performance.md, "Scale harness". Modules in src/scale/.
+//!
+//! `--commit-storm` runs the commit storm instead, in process through the server shim (no
+//! pmix-host, no clients): src/scale/storm.rs, docs/performance.md "Commit storm".
 
 #![forbid(unsafe_code)]
 
@@ -23,11 +26,26 @@ use std::time::{Duration, Instant};
 use scale::args::Args;
 use scale::cell::{self, Cell};
 use scale::run::{self, Plan};
+use scale::storm::{self, StormArgs};
 use scale::{build, json, meta, plots, report};
 
 fn main() {
-    let a = Args::parse();
     let root = build::repo_root();
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.iter().any(|a| a == "--commit-storm") {
+        let Some(s) = StormArgs::parse(&argv) else {
+            eprintln!("usage: {}", storm::USAGE);
+            std::process::exit(2);
+        };
+        let out = s.out.clone().unwrap_or_else(|| {
+            build::target_dir(&root)
+                .join("rshm-bench")
+                .join("commit-storm")
+        });
+        storm::main(s, &out);
+        return;
+    }
+    let a = Args::parse();
     let out = a
         .out
         .clone()

@@ -27,8 +27,10 @@ fn usage() -> ! {
         "usage: scale [--quick] [--max-m N] [--pmix-max-m N] [--hash-max-m N] [--clients N]\n\
          \x20            [--columns LIST] [--repeat N]\n\
          \x20            [--component PATH] [--calls-fast N] [--calls-libpmix N] [--out DIR]\n\
-         columns: {}",
-        Col::ALL.map(Col::name).join(",")
+         columns: {}\n\
+         or:    {}",
+        Col::ALL.map(Col::name).join(","),
+        super::storm::USAGE
     );
     std::process::exit(2)
 }

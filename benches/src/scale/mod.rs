@@ -8,4 +8,5 @@ pub mod meta;
 pub mod plots;
 pub mod report;
 pub mod run;
+pub mod storm;
 pub mod svg;

@@ -1,0 +1,89 @@
+/* One client of the commit storm (component/bench/commit-storm.sh): PMIx_Init, K PMIx_Put of a
+ * byte object (default 200 B) in one scope, one PMIx_Commit, optionally a PMIx_Fence over the
+ * namespace, PMIx_Finalize. Prints one line:
+ *   storm <rank> init_us <t> put_us <t> commit_us <t> fence_us <t> finalize_us <t>
+ * (fence_us -1 without a fence). Exit 1 when a call fails.
+ *
+ *   commit_storm K [BYTES] [nofence|fence|collect] [global|local]
+ *
+ * fence: PMIx_Fence without PMIX_COLLECT_DATA (the default); collect: with it. */
+#define _GNU_SOURCE
+#include <pmix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int fail(const pmix_proc_t *me, const char *what, pmix_status_t rc)
+{
+    fprintf(stderr, "commit_storm: rank %u: %s: %s\n", me->rank, what, PMIx_Error_string(rc));
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: commit_storm K [BYTES] [nofence|fence|collect] [global|local]\n");
+        return 2;
+    }
+    int k = atoi(argv[1]);
+    size_t bytes = argc > 2 ? (size_t) atol(argv[2]) : 200;
+    const char *fence = argc > 3 ? argv[3] : "fence";
+    pmix_scope_t scope = argc > 4 && 0 == strcmp(argv[4], "local") ? PMIX_LOCAL : PMIX_GLOBAL;
+    pmix_proc_t me;
+    pmix_status_t rc;
+
+    double t0 = now_us();
+    if (PMIX_SUCCESS != (rc = PMIx_Init(&me, NULL, 0))) {
+        fprintf(stderr, "commit_storm: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    double t1 = now_us();
+    unsigned char *buf = malloc(bytes ? bytes : 1);
+    for (int i = 0; i < k; i++) {
+        char key[PMIX_MAX_KEYLEN + 1];
+        pmix_value_t v;
+        snprintf(key, sizeof(key), "storm.key.%d", i);
+        memset(buf, (int) (me.rank ^ (unsigned) i), bytes);
+        /* PMIx_Put copies the value: the buffer is ours to reuse */
+        v.type = PMIX_BYTE_OBJECT;
+        v.data.bo.bytes = (char *) buf;
+        v.data.bo.size = bytes;
+        if (PMIX_SUCCESS != (rc = PMIx_Put(scope, key, &v))) {
+            return fail(&me, "PMIx_Put", rc);
+        }
+    }
+    free(buf);
+    double t2 = now_us();
+    if (PMIX_SUCCESS != (rc = PMIx_Commit())) {
+        return fail(&me, "PMIx_Commit", rc);
+    }
+    double t3 = now_us(), t4 = t3;
+    if (0 != strcmp(fence, "nofence")) {
+        pmix_proc_t all;
+        pmix_info_t info;
+        bool collect = 0 == strcmp(fence, "collect");
+        PMIX_PROC_LOAD(&all, me.nspace, PMIX_RANK_WILDCARD);
+        PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+        rc = PMIx_Fence(&all, 1, &info, 1);
+        PMIX_INFO_DESTRUCT(&info);
+        if (PMIX_SUCCESS != rc) {
+            return fail(&me, "PMIx_Fence", rc);
+        }
+        t4 = now_us();
+    }
+    if (PMIX_SUCCESS != (rc = PMIx_Finalize(NULL, 0))) {
+        return fail(&me, "PMIx_Finalize", rc);
+    }
+    double t5 = now_us();
+    printf("storm %u init_us %.0f put_us %.0f commit_us %.0f fence_us %.0f finalize_us %.0f\n",
+           me.rank, t1 - t0, t2 - t1, t3 - t2, t4 > t3 ? t4 - t3 : -1.0, t5 - t4);
+    return 0;
+}
