@@ -7,8 +7,10 @@
 //!
 //! - each reader maps at most [`DELETED_SEGMENTS`] unlinked segments at once, and at most twice
 //!   the live store's bytes of them;
-//! - `Shmem` grows by at most (1 + 2 x readers) x the live store, plus [`SHMEM_SLACK`] for the
-//!   rest of the machine.
+//! - tmpfs use grows by at most (1 + 2 x readers) x the live store, plus a slack: as root, the
+//!   store is on a tmpfs mounted for the run alone and its use is read with statvfs (slack
+//!   [`MOUNT_SLACK`]); otherwise the machine's `Shmem` is read, which other processes' shared
+//!   memory adds to (slack [`SHMEM_SLACK`]).
 //!
 //! The second test runs the same soak with `RSHM_READER_RETIRE=off` in the readers (they keep
 //! every generation they move past) and requires each of those checks to fail: they can. It
@@ -56,6 +58,98 @@ const DELETED_SEGMENTS: usize = 12;
 /// What the rest of the machine may add to `Shmem` during a run (other processes' shared
 /// memory and tmpfs files).
 const SHMEM_SLACK: u64 = 128 << 20;
+
+/// What else may use the tmpfs mounted for the run (its root directory, the progress file).
+const MOUNT_SLACK: u64 = 8 << 20;
+
+/// Where tmpfs use is read.
+enum Meter {
+    /// A tmpfs mounted for the run (unmounted on drop): only the store and its readers use it.
+    Mount(tempfile::TempDir),
+    /// The machine's `Shmem` (/proc/meminfo), and the directory for the store.
+    Shmem(tempfile::TempDir),
+}
+
+impl Meter {
+    /// A private tmpfs when this process may mount one (root), else `Shmem`.
+    fn new() -> Meter {
+        let dir = tempfile::Builder::new()
+            .prefix("rshm-soak-")
+            .tempdir()
+            .expect("temp dir");
+        let mounted = rustix::process::geteuid().is_root()
+            && std::process::Command::new("mount")
+                .args(["-t", "tmpfs", "-o", "size=2g,mode=0700", "rshm-soak"])
+                .arg(dir.path())
+                .status()
+                .is_ok_and(|s| s.success());
+        if mounted {
+            Meter::Mount(dir)
+        } else {
+            drop(dir);
+            Meter::Shmem(common::base_dir())
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        match self {
+            Meter::Mount(d) | Meter::Shmem(d) => d.path(),
+        }
+    }
+
+    /// How to read the bytes in use (from another thread).
+    fn gauge(&self) -> Gauge {
+        match self {
+            Meter::Mount(d) => Gauge::Statvfs(d.path().to_path_buf()),
+            Meter::Shmem(_) => Gauge::Shmem,
+        }
+    }
+
+    fn slack(&self) -> u64 {
+        match self {
+            Meter::Mount(_) => MOUNT_SLACK,
+            Meter::Shmem(_) => SHMEM_SLACK,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Meter::Mount(_) => "tmpfs use (private mount)",
+            Meter::Shmem(_) => "Shmem",
+        }
+    }
+}
+
+/// A [`Meter`]'s reading.
+#[derive(Clone)]
+enum Gauge {
+    Statvfs(PathBuf),
+    Shmem,
+}
+
+impl Gauge {
+    /// Bytes in use now.
+    fn used(&self) -> u64 {
+        match self {
+            Gauge::Statvfs(dir) => {
+                let st = rustix::fs::statvfs(dir).expect("statvfs of the soak tmpfs");
+                (st.f_blocks - st.f_bfree) * st.f_frsize
+            }
+            Gauge::Shmem => mappings::meminfo_bytes("Shmem"),
+        }
+    }
+}
+
+impl Drop for Meter {
+    fn drop(&mut self) {
+        if let Meter::Mount(d) = self {
+            let _ = std::process::Command::new("umount")
+                .args(["-l"])
+                .arg(d.path())
+                .status();
+        }
+    }
+}
 
 /// Tests of this file (and, through the lock file, of this binary run by nextest as separate
 /// processes) take turns: one's `Shmem` would count in the other's.
@@ -132,21 +226,22 @@ struct Peaks {
     /// The store's files after a publication (while one is under way, the files of both
     /// generations are there).
     live_bytes: u64,
-    /// `Shmem` above its value before the store was created.
+    /// tmpfs use above its value before the store was created.
     shmem_growth: u64,
+    /// What else may add to it ([`Meter::slack`]).
+    slack: u64,
 }
 
 impl Peaks {
     /// Each reader's mappings (None: skip them this time).
-    fn sample(&mut self, pids: Option<&[u32]>, store: &Path, shmem_base: u64) {
+    fn sample(&mut self, pids: Option<&[u32]>, store: &Path, gauge: &Gauge, base: u64) {
         for (i, pid) in pids.unwrap_or_default().iter().enumerate() {
             if let Some(m) = mappings::mapped(*pid, store) {
                 self.deleted[i] = self.deleted[i].max(m.deleted);
                 self.deleted_bytes[i] = self.deleted_bytes[i].max(m.deleted_bytes);
             }
         }
-        let shmem = mappings::meminfo_bytes("Shmem");
-        self.shmem_growth = self.shmem_growth.max(shmem.saturating_sub(shmem_base));
+        self.shmem_growth = self.shmem_growth.max(gauge.used().saturating_sub(base));
         self.samples += 1;
     }
 }
@@ -164,13 +259,15 @@ struct Report {
     generations: u64,
     secs: f64,
     peaks: Peaks,
+    /// What tmpfs use was read from ([`Meter::name`]).
+    meter: &'static str,
     /// Each reader's last line (Gets, generations seen).
     readers: Vec<String>,
 }
 
 impl Report {
     fn shmem_bound(&self) -> u64 {
-        shmem_bound(self.peaks.live_bytes)
+        shmem_bound(self.peaks.live_bytes, self.peaks.slack)
     }
 
     /// Every bound broken, with what broke it.
@@ -179,8 +276,8 @@ impl Report {
     }
 }
 
-fn shmem_bound(live_bytes: u64) -> u64 {
-    (1 + 2 * READERS as u64) * live_bytes + SHMEM_SLACK
+fn shmem_bound(live_bytes: u64, slack: u64) -> u64 {
+    (1 + 2 * READERS as u64) * live_bytes + slack
 }
 
 /// Whether `peaks` so far (with `live` the live store) break every bound.
@@ -218,13 +315,13 @@ fn broken(p: &Peaks) -> Vec<(Broken, String)> {
             ));
         }
     }
-    if p.shmem_growth > shmem_bound(p.live_bytes) {
+    if p.shmem_growth > shmem_bound(p.live_bytes, p.slack) {
         out.push((
             Broken::Shmem,
             format!(
-                "Shmem grew by {} MiB (bound {} MiB)",
+                "tmpfs use grew by {} MiB (bound {} MiB)",
                 p.shmem_growth >> 20,
-                shmem_bound(p.live_bytes) >> 20
+                shmem_bound(p.live_bytes, p.slack) >> 20
             ),
         ));
     }
@@ -255,7 +352,8 @@ impl std::fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "Shmem growth (peak): {} MiB (bound {} MiB)",
+            "{} growth (peak): {} MiB (bound {} MiB)",
+            self.meter,
             p.shmem_growth >> 20,
             self.shmem_bound() >> 20
         )?;
@@ -275,12 +373,13 @@ fn soak(name: &str, generations: u64, retire: bool) -> Option<Report> {
         return None;
     }
     let _alone = alone();
-    let shmem_base = mappings::meminfo_bytes("Shmem");
-    let base = common::base_dir();
-    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let meter = Meter::new();
+    let gauge = meter.gauge();
+    let shmem_base = gauge.used();
+    let mut w = Writer::create(common::opts(meter.dir())).unwrap();
     publish(&mut w, 1);
     let store: PathBuf = w.path().to_path_buf();
-    let progress_path = base.path().join("progress");
+    let progress_path = meter.dir().join("progress");
     let progress = soak_reader::Progress::create(&progress_path, READERS);
     let exe = std::env::current_exe().expect("the test binary");
     let mut readers = Readers(Vec::new());
@@ -311,17 +410,21 @@ fn soak(name: &str, generations: u64, retire: bool) -> Option<Report> {
         std::thread::sleep(Duration::from_millis(5));
     }
 
-    let peaks = Arc::new(Mutex::new(Peaks::default()));
+    let peaks = Arc::new(Mutex::new(Peaks {
+        slack: meter.slack(),
+        ..Peaks::default()
+    }));
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {
         let (peaks, stop, pids, store) = (peaks.clone(), stop.clone(), pids.clone(), store.clone());
+        let gauge = gauge.clone();
         std::thread::spawn(move || {
             let mut maps_due = Instant::now();
             while !stop.load(Ordering::Relaxed) {
                 let t = Instant::now();
                 let maps = (t >= maps_due).then_some(pids.as_slice());
                 let mut p = *peaks.lock().unwrap();
-                p.sample(maps, &store, shmem_base);
+                p.sample(maps, &store, &gauge, shmem_base);
                 *peaks.lock().unwrap() = p;
                 if maps.is_some() {
                     // Reading a process's maps holds its mmap lock: a reader keeping every
@@ -387,6 +490,7 @@ fn soak(name: &str, generations: u64, retire: bool) -> Option<Report> {
         generations: published,
         secs,
         peaks,
+        meter: meter.name(),
         readers: lines,
     })
 }
