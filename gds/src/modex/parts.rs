@@ -28,8 +28,13 @@ use crate::writer::Transaction;
 const SMALL_BATCH_RANKS: usize = 16;
 /// Rank tables are merged into the base once their values outweigh the base's and this.
 const MERGE_MIN_BYTES: usize = 256 << 10;
-/// ... or once there are more of them than this (each is a root reference and a mapping).
+/// ... or once there are more of them than this (each is a root reference and a mapping)...
 const MAX_RANK_TABLES: usize = 1024;
+/// ... or once the root records they cost every publication since the last merge add up to
+/// more than the base and this: small commits (a key or two) would otherwise write mostly
+/// roots. (A root record is 32 bytes: format.md section 5.)
+const MERGE_MIN_ROOT_BYTES: usize = 64 << 10;
+const ROOT_RECORD: usize = 32;
 
 /// The RANK_UNDEF index: `rshm.undef:<key>` → the key's first poster.
 #[derive(Clone, Default)]
@@ -60,6 +65,8 @@ pub struct PostedParts {
     ranks: BTreeMap<u32, Posted>,
     /// Bytes of the rank tables' values.
     rank_bytes: usize,
+    /// Bytes of root records the rank tables cost the publications since the last merge.
+    root_bytes: usize,
     index: Index,
 }
 
@@ -94,6 +101,7 @@ impl Default for PostedParts {
             base: Posted::unindexed(),
             ranks: BTreeMap::new(),
             rank_bytes: 0,
+            root_bytes: 0,
             index: Index::default(),
         }
     }
@@ -188,7 +196,8 @@ impl PostedParts {
         Ok(found)
     }
 
-    /// Merge every rank table into the base when they have grown past it (or are too many).
+    /// Merge every rank table into the base when they have grown past it, are too many, or
+    /// have cost more in root records than a merge costs.
     fn merge_if_due(&self, staged: &mut Staged) -> Result<()> {
         let mut count = self.ranks.len();
         let mut bytes = self.rank_bytes;
@@ -203,7 +212,12 @@ impl PostedParts {
             }
         }
         let base = staged.base.as_ref().unwrap_or(&self.base);
-        if count <= MAX_RANK_TABLES && bytes <= base.value_bytes().max(MERGE_MIN_BYTES) {
+        let base_bytes = base.value_bytes();
+        let roots = self.root_bytes + count * ROOT_RECORD;
+        if count <= MAX_RANK_TABLES
+            && bytes <= base_bytes.max(MERGE_MIN_BYTES)
+            && roots <= base_bytes.max(MERGE_MIN_ROOT_BYTES)
+        {
             return Ok(());
         }
         let mut all = FenceBatch::new();
@@ -256,6 +270,7 @@ impl PostedParts {
         if let Some(base) = staged.base {
             self.base = base;
         }
+        let merged = staged.ranks.values().all(Option::is_none) && !staged.ranks.is_empty();
         if let Some(index) = staged.index {
             self.index = index;
         }
@@ -268,6 +283,11 @@ impl PostedParts {
                 self.ranks.insert(rank, t);
             }
         }
+        self.root_bytes = if merged && self.ranks.is_empty() {
+            0
+        } else {
+            self.root_bytes + self.ranks.len() * ROOT_RECORD
+        };
     }
 
     /// Remove every posted table of `ns` in `tx` (what [`PostedParts`] publishes).
