@@ -12,8 +12,9 @@
  *        key of a local process.
  *   -d   direct: no PMIx_Init; rshm_client_attach(NULL, NULL) from LIB (dlopen) and every
  *        Get is rshm_client_get (rshm_client.h); with RSHM_BENCH_INTO=1 in the environment,
- *        bench lines time rshm_client_get_into into a stack pmix_value_t instead. Only Get lines, bench, stats, firstget, du
- *        and maps work then (put/commit/fence need a PMIx server: bad corpus line).
+ *        bench lines time rshm_client_get_into into a stack pmix_value_t instead. Only Get and
+ *        digest lines, bench, stats, firstget, du, rm and maps work then (put/commit/fence need
+ *        a PMIx server: bad corpus line).
  *
  * Corpus lines (blank lines and lines starting with '#' are ignored):
  *   <id> <rank> <key> [QUAL[:TYPE]=VALUE ...]   PMIx_Get on our own nspace
