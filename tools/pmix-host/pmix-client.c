@@ -12,8 +12,9 @@
  *        key of a local process.
  *   -d   direct: no PMIx_Init; rshm_client_attach(NULL, NULL) from LIB (dlopen) and every
  *        Get is rshm_client_get (rshm_client.h); with RSHM_BENCH_INTO=1 in the environment,
- *        bench lines time rshm_client_get_into into a stack pmix_value_t instead. Only Get lines, bench, stats, firstget, du
- *        and maps work then (put/commit/fence need a PMIx server: bad corpus line).
+ *        bench lines time rshm_client_get_into into a stack pmix_value_t instead. Only Get and
+ *        digest lines, bench, stats, firstget, du, rm and maps work then (put/commit/fence need
+ *        a PMIx server: bad corpus line).
  *
  * Corpus lines (blank lines and lines starting with '#' are ignored):
  *   <id> <rank> <key> [QUAL[:TYPE]=VALUE ...]   PMIx_Get on our own nspace
@@ -48,6 +49,10 @@
  *   du PATH...                                   "du <myrank> <PATH> bytes=<allocated>
  *       size=<apparent> files=<n> path=<resolved PATH>" over the regular files under PATH ("$NAME": the path in
  *       that environment variable; "du <myrank> <PATH> none" when unset or missing)
+ *   digest <id> <rank> <key> [QUAL...]           a Get line whose value is printed as
+ *       "len=<bytes of its canonical text> fnv1a=<64-bit FNV-1a of that text, hex>"
+ *   rm PATH...                                   remove PATH and everything under it ("$NAME":
+ *       the path in that environment variable): "rm <myrank> <PATH> removed" or "... none"
  *   maps [SUBSTRING]                             the lines of /proc/self/maps whose path
  *       contains SUBSTRING (default "rshm-"): "maps <myrank> <perms> <path>" each, or
  *       "maps <myrank> none" (shows which shared-memory segments the process mapped, and how)
@@ -172,7 +177,20 @@ out:
     return rc;
 }
 
-static int do_query(char **tok, int ntok)
+/* FNV-1a (64 bit) of n bytes: a short, stable stand-in for a large value's text. */
+static uint64_t fnv1a(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (unsigned char) p[i]) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* A Get line (tok[0] the id). With `digest`, the value's canonical text is replaced by its
+ * length and FNV-1a hash: a multi-MiB answer is one short line (a long write(2) to the shared
+ * pipe could interleave with other clients' lines). */
+static int do_get(char **tok, int ntok, bool digest)
 {
     pmix_proc_t proc;
     pmix_info_t *info = NULL;
@@ -216,7 +234,17 @@ static int do_query(char **tok, int ntok)
     fprintf(out, "%s %u %s ", tok[0], myproc.rank, PMIx_Error_string(rc));
     if (PMIX_SUCCESS == rc && NULL != val) {
         fprintf(out, "%s ", PMIx_Data_type_string(val->type));
-        fmt_value(out, val);
+        if (digest) {
+            char *text;
+            size_t tlen;
+            FILE *t = open_memstream(&text, &tlen);
+            fmt_value(t, val);
+            fclose(t);
+            fprintf(out, "len=%zu fnv1a=%016llx", tlen, (unsigned long long) fnv1a(text, tlen));
+            free(text);
+        } else {
+            fmt_value(out, val);
+        }
         PMIX_VALUE_RELEASE(val);
     } else {
         fputs("- -", out);
@@ -407,6 +435,32 @@ static int do_du(char **tok, int ntok)
         } else {
             fprintf(out, "du %u %s none\n", myproc.rank, tok[i]);
         }
+        fclose(out);
+        emit(buf, len);
+    }
+    return 0;
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void) sb;
+    (void) flag;
+    (void) ftw;
+    return remove(p);
+}
+
+/* rm PATH...: remove each PATH and everything under it ($NAME: from the environment), e.g. a
+ * store taken away under its clients. Prints "rm <myrank> <PATH> removed" or "... none". */
+static int do_rm(char **tok, int ntok)
+{
+    for (int i = 1; i < ntok; i++) {
+        const char *path = '$' == tok[i][0] ? getenv(tok[i] + 1) : tok[i];
+        char *buf;
+        size_t len;
+        FILE *out = open_memstream(&buf, &len);
+        bool removed = path && *path && 0 == access(path, F_OK)
+                       && 0 == nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        fprintf(out, "rm %u %s %s\n", myproc.rank, tok[i], removed ? "removed" : "none");
         fclose(out);
         emit(buf, len);
     }
@@ -668,6 +722,10 @@ int main(int argc, char **argv)
             bad = do_firstget();
         } else if (!strcmp(tok[0], "du")) {
             bad = do_du(tok, ntok);
+        } else if (!strcmp(tok[0], "rm")) {
+            bad = do_rm(tok, ntok);
+        } else if (!strcmp(tok[0], "digest") && ntok >= 4) {
+            bad = do_get(tok + 1, ntok - 1, true);
         } else if (is_put) {
             bad = do_put(tok, ntok, !strcmp(tok[0], "putbuf") ? PUT_BUFFER
                                     : !strcmp(tok[0], "putstats") ? PUT_STATS : PUT_STRING);
@@ -681,7 +739,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(tok[0], "maps")) {
             bad = do_maps(tok, ntok);
         } else if (ntok >= 3) {
-            bad = do_query(tok, ntok);
+            bad = do_get(tok, ntok, false);
         } else {
             bad = -1;
         }

@@ -14,50 +14,14 @@ mod pmixhost;
 #[path = "../../../gds/tests/support/differences.rs"]
 mod differences;
 
+#[path = "support/build.rs"]
+mod build;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
+use build::{component_dir, libraries, libraries_and_client};
 use differences::{FULL, MINIMAL, NODE_IDENTITY};
-
-/// Build the server library and the preload library; return their paths.
-fn libraries() -> (PathBuf, PathBuf) {
-    let (server, preload, _) = libraries_and_client();
-    (server, preload)
-}
-
-/// [`libraries`], and the direct client library (`librshm_client.so`).
-fn libraries_and_client() -> (PathBuf, PathBuf, PathBuf) {
-    let root = pmixhost::repo_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = Command::new(cargo)
-        .current_dir(&root)
-        .args([
-            "build",
-            "-q",
-            "-p",
-            "server-shim",
-            "-p",
-            "rshm-preload",
-            "-p",
-            "client-shim",
-            "--lib",
-        ])
-        .status()
-        .expect("cargo build");
-    assert!(st.success(), "building the shims failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|p| if p.is_absolute() { p } else { root.join(p) })
-        .unwrap_or_else(|| root.join("target"));
-    let dir = target.join("debug");
-    (
-        dir.join("librshm_server.so"),
-        dir.join("librshm_preload.so"),
-        dir.join("librshm_client.so"),
-    )
-}
 
 /// libpmix's own answer to a Get its server has to wait for (a remote rank's posted key) is
 /// TIMEOUT or NOT-FOUND depending on timing, in both runs alike (the preload passes those on):
@@ -76,23 +40,6 @@ enum Writer {
     ServerShim,
     /// libpmix's gds component (`pmix_mca_gds_rshm.so`, `PMIX_MCA_gds=rshm,hash`).
     Component,
-}
-
-/// Build `pmix_mca_gds_rshm.so` (component/Makefile, release profile) and return its directory.
-fn component_dir() -> PathBuf {
-    let root = pmixhost::repo_root();
-    let out = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|p| if p.is_absolute() { p } else { root.join(p) })
-        .unwrap_or_else(|| root.join("target"))
-        .join("release")
-        .join("gds-component-preload-test");
-    pmixhost::make_locked(
-        pmixhost::COMPONENT_BUILD_LOCK,
-        &root.join("component"),
-        &[format!("OUT={}", out.display())],
-    );
-    out
 }
 
 fn check(job: &str, known: &[(&str, differences::Why)]) {
