@@ -75,12 +75,16 @@ void rshm_flush_staged(rshm_server_t *s)
                         "keys: clients of this node may read older values (%s: %s)",
                         f.values, PMIx_Error_string(rc), msg);
         } else {
+            const char *what = "the store's posted data (for good)";
+            if (RSHM_WITHDRAWN_KEYS == f.withdrawn) {
+                what = "their keys";
+            } else if (RSHM_WITHDRAWN_NAMESPACES == f.withdrawn) {
+                what = "their namespaces' posted data";
+            }
             pmix_output_verbose(1, pmix_gds_base_output,
                                 "gds:rshm: %zu staged values not published, %s withdrawn "
-                                "(served by hash): %s: %s", f.values,
-                                RSHM_WITHDRAWN_KEYS == f.withdrawn ? "their keys"
-                                                                   : "their namespaces' posted data",
-                                PMIx_Error_string(rc), msg);
+                                "(served by hash): %s: %s",
+                                f.values, what, PMIx_Error_string(rc), msg);
         }
     } else if (0 < f.refused) {
         pmix_output_verbose(1, pmix_gds_base_output,

@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 use crate::bytes::same_bytes;
 use crate::dir::StoreDir;
 use crate::error::{Error, Result};
-use crate::layout::{Kind, Realm, ROOT_GEN_OFF};
+use crate::layout::{Kind, Realm, POSTED_WITHDRAWN_OFF, ROOT_GEN_OFF};
 use crate::protocol;
 use crate::raw::{SharedWords, SnapshotCell};
 use crate::root::RootView;
@@ -255,6 +255,13 @@ impl Reader {
             Some(word) => protocol::current_root(word),
             None => 0,
         }
+    }
+
+    /// Whether the writer withdrew the store's posted data for good (P6, R5).
+    pub fn posted_withdrawn(&self) -> bool {
+        self.anchor
+            .atomic_u64(POSTED_WITHDRAWN_OFF)
+            .is_some_and(protocol::posted_withdrawn)
     }
 
     /// Move to the newest published generation if there is one. Returns whether it moved.

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use crate::bytes::Encoder;
 use crate::dir::{default_base_dir, fresh_store_name, sweep_dead_stores, Ownership, StoreDir};
 use crate::error::{Error, Result};
-use crate::layout::{key_hash, Kind, ANCHOR_LEN, MAX_NSPACE_LEN, ROOT_GEN_OFF};
+use crate::layout::{
+    key_hash, Kind, ANCHOR_LEN, MAX_NSPACE_LEN, POSTED_WITHDRAWN_OFF, ROOT_GEN_OFF,
+};
 use crate::protocol;
 use crate::raw::RwMap;
 use crate::root::{self, RefSpec};
@@ -161,6 +163,19 @@ impl Writer {
             removes: Vec::new(),
             part_removes: Vec::new(),
         }
+    }
+
+    /// Withdraw every posted value of the store for good (P6): readers stop answering posted
+    /// data from it (they report `StoreRemoved` for it and their callers ask elsewhere), while
+    /// job data stays readable. For when posted data can be neither published nor withdrawn
+    /// by a commit (the store directory removed, a full filesystem): writes no file.
+    pub fn withdraw_posted_for_good(&mut self) -> Result<()> {
+        let word = self
+            .anchor
+            .atomic_u64(POSTED_WITHDRAWN_OFF)
+            .ok_or(Error::Corrupt("anchor"))?;
+        protocol::withdraw_posted(word);
+        Ok(())
     }
 
     /// Names of the files in the store directory (for tests and diagnostics).

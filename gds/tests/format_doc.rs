@@ -14,7 +14,7 @@ use std::mem::{offset_of, size_of};
 
 use gds::layout::{
     self, Entry, Header, KeyEntry, Kind, Realm, RootHeader, TableHeader, TableRef, ANCHOR_LEN,
-    COLUMNS, HEADER_LEN, ROOT_GEN_OFF,
+    COLUMNS, HEADER_LEN, POSTED_WITHDRAWN_OFF, ROOT_GEN_OFF,
 };
 
 const DOC: &str = include_str!("../../docs/format.md");
@@ -62,7 +62,7 @@ fn structs() -> BTreeMap<&'static str, (usize, Fields)> {
             }),
         ),
     );
-    // The anchor has no struct: its one word's offset, the rest reserved up to ANCHOR_LEN.
+    // The anchor has no struct: its two words' offsets, the rest reserved up to ANCHOR_LEN.
     let body = ANCHOR_LEN as usize - HEADER_LEN;
     let word = ROOT_GEN_OFF - HEADER_LEN;
     m.insert(
@@ -71,7 +71,8 @@ fn structs() -> BTreeMap<&'static str, (usize, Fields)> {
             body,
             vec![
                 ("root_gen", word, 8),
-                ("reserved", word + 8, body - word - 8),
+                ("posted_withdrawn", POSTED_WITHDRAWN_OFF - HEADER_LEN, 8),
+                ("reserved", word + 16, body - word - 16),
             ],
         ),
     );

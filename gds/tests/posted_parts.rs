@@ -226,3 +226,43 @@ fn storm(ranks: u32, keys: u32, factor: usize) {
         assert_eq!(v.to_value(), Value::ByteObject(vec![rank as u8; 200]));
     }
 }
+
+/// Posted data the writer can no longer publish nor withdraw is withdrawn for good (P6): a
+/// reader answers no posted data any more, job data as before.
+#[test]
+fn posted_data_withdrawn_for_good_is_no_longer_answered_but_job_data_is() {
+    let base = common::base_dir();
+    let mut w = writer(base.path());
+    let mut job = gds::TableBuilder::new();
+    job.insert(gds::Realm::Job, "pmix.job.size", &Value::Uint32(2))
+        .unwrap();
+    let mut tx = w.begin();
+    tx.put_table("ns", part::DATA, &job).unwrap();
+    tx.commit().unwrap();
+    let mut parts = PostedParts::new();
+    let mut batch = FenceBatch::new();
+    batch
+        .put(0, Scope::Global, "k", &Value::String("v1".into()))
+        .unwrap();
+    publish(&mut w, &mut parts, batch);
+    let r = Reader::attach(w.path()).unwrap();
+    let find = |r: &Reader| {
+        let pin = r.pin();
+        modex::find(r, &pin, "ns", TargetRank::Rank(0), "k", |_| true, None)
+            .map(|(v, _)| v.to_value())
+    };
+    assert_eq!(find(&r).unwrap(), Value::String("v1".into()));
+    assert!(!r.posted_withdrawn());
+
+    w.withdraw_posted_for_good().unwrap();
+
+    assert!(r.posted_withdrawn());
+    assert!(matches!(find(&r), Err(Error::StoreRemoved)));
+    let pin = r.pin();
+    assert_eq!(
+        r.get(&pin, "ns", part::DATA, gds::Realm::Job, "pmix.job.size")
+            .unwrap()
+            .to_value(),
+        Value::Uint32(2)
+    );
+}

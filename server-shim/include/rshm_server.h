@@ -17,6 +17,10 @@
 // `rshm_flushed_t.withdrawn`: the posted tables of the staged keys' namespaces were withdrawn.
 #define RSHM_WITHDRAWN_NAMESPACES 2
 
+// `rshm_flushed_t.withdrawn`: nothing could be published; the store's posted data was withdrawn
+// for good (its readers ask the next store in line for posted data).
+#define RSHM_WITHDRAWN_STORE 3
+
 // An open store (opaque to C). Calls on one handle may come from any thread.
 typedef struct rshm_server_t rshm_server_t;
 
@@ -167,9 +171,10 @@ pmix_status_t rshm_server_store_fence(struct rshm_server_t *s,
 // Nothing posted under `key` is success.
 //
 // If that withdrawal cannot be published (a full filesystem), the namespace's whole posted
-// table is withdrawn instead (a commit writing only a small root), and `*nspace_withdrawn`
-// (if not NULL) is set true; it is set false otherwise. An error means neither could be
-// published: clients may still read the older value.
+// table is withdrawn instead (a commit writing only a small root), and failing that the
+// store's posted data for good (readers ask elsewhere for posted data; later posted values
+// are refused); `*nspace_withdrawn` (if not NULL) is then set true, false otherwise. An error
+// means not even that worked: clients may still read the older value.
 //
 // # Safety
 // `s` a handle; `proc` a valid `pmix_proc_t`; `key` NUL-terminated; `nspace_withdrawn` NULL

@@ -328,6 +328,9 @@ pub const RSHM_WITHDRAWN_NONE: u8 = 0;
 pub const RSHM_WITHDRAWN_KEYS: u8 = 1;
 /// `rshm_flushed_t.withdrawn`: the posted tables of the staged keys' namespaces were withdrawn.
 pub const RSHM_WITHDRAWN_NAMESPACES: u8 = 2;
+/// `rshm_flushed_t.withdrawn`: nothing could be published; the store's posted data was withdrawn
+/// for good (its readers ask the next store in line for posted data).
+pub const RSHM_WITHDRAWN_STORE: u8 = 3;
 
 /// What `rshm_server_flush` did.
 #[repr(C)]
@@ -375,6 +378,7 @@ pub unsafe extern "C" fn rshm_server_flush(
                 withdrawn: match withdrawn {
                     Some(Withdrawn::Key) => RSHM_WITHDRAWN_KEYS,
                     Some(Withdrawn::Namespace) => RSHM_WITHDRAWN_NAMESPACES,
+                    Some(Withdrawn::Store) => RSHM_WITHDRAWN_STORE,
                     None => RSHM_WITHDRAWN_NONE,
                 },
             },
@@ -431,9 +435,10 @@ pub unsafe extern "C" fn rshm_server_store_fence(
 /// Nothing posted under `key` is success.
 ///
 /// If that withdrawal cannot be published (a full filesystem), the namespace's whole posted
-/// table is withdrawn instead (a commit writing only a small root), and `*nspace_withdrawn`
-/// (if not NULL) is set true; it is set false otherwise. An error means neither could be
-/// published: clients may still read the older value.
+/// table is withdrawn instead (a commit writing only a small root), and failing that the
+/// store's posted data for good (readers ask elsewhere for posted data; later posted values
+/// are refused); `*nspace_withdrawn` (if not NULL) is then set true, false otherwise. An error
+/// means not even that worked: clients may still read the older value.
 ///
 /// # Safety
 /// `s` a handle; `proc` a valid `pmix_proc_t`; `key` NUL-terminated; `nspace_withdrawn` NULL
@@ -452,7 +457,7 @@ pub unsafe extern "C" fn rshm_server_withdraw(
         let what = lock(h).withdraw(ns, rank, key)?;
         // SAFETY: NULL or a valid location (caller contract).
         if let Some(out) = unsafe { nspace_withdrawn.as_mut() } {
-            *out = what == Withdrawn::Namespace;
+            *out = what != Withdrawn::Key;
         }
         Ok(())
     })

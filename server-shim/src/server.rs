@@ -92,6 +92,8 @@ pub struct Server {
     resources: Option<Resources>,
     /// Values staged for the next flush ([`Server::stage`]), in the order staged.
     pending: Vec<pending::Staged>,
+    /// Posted data withdrawn for good ([`Server::withdraw_posted_for_good`]): no more is taken.
+    posted_withdrawn: bool,
 }
 
 /// What [`Server::withdraw`] withdrew.
@@ -101,6 +103,9 @@ pub enum Withdrawn {
     Key,
     /// The namespace's whole posted table: the key's could not be published.
     Namespace,
+    /// Neither could be published: the store's posted data was withdrawn for good
+    /// ([`gds::Writer::withdraw_posted_for_good`]); its readers ask the next store in line.
+    Store,
 }
 
 /// One value of a fence's collected data (or of a commit).
@@ -144,6 +149,7 @@ impl Server {
             posted: HashMap::new(),
             resources: None,
             pending: Vec::new(),
+            posted_withdrawn: false,
         })
     }
 
@@ -225,6 +231,7 @@ impl Server {
         values: impl IntoIterator<Item = PostedRef<'a>>,
     ) -> Result<()> {
         self.flush_first();
+        self.check_posted_taken()?;
         // One fence batch per namespace, in the order the namespaces first appear: a fence
         // delivers every rank's values in rank order, which the batch merges without sorting.
         // Building the batches checks every value (scope, reserved key, type), so a refused
@@ -280,6 +287,9 @@ impl Server {
     /// first.
     pub fn withdraw(&mut self, ns: &str, rank: u32, key: &str) -> Result<Withdrawn> {
         self.flush_first();
+        if self.posted_withdrawn {
+            return Ok(Withdrawn::Store);
+        }
         let change = match self.posted.get(ns) {
             Some(p) => p.stage_withdraw(rank, key)?,
             // Nothing posted in `ns`: nothing to withdraw (the rank is still checked).
@@ -300,17 +310,28 @@ impl Server {
                 }
                 Ok(Withdrawn::Key)
             }
-            Err(key_err) => {
-                self.withdraw_posted(ns).map_err(|_| key_err)?;
-                Ok(Withdrawn::Namespace)
-            }
+            Err(key_err) => match self.withdraw_posted_only(ns) {
+                Ok(()) => Ok(Withdrawn::Namespace),
+                Err(_) => {
+                    self.withdraw_posted_for_good().map_err(|_| key_err)?;
+                    Ok(Withdrawn::Store)
+                }
+            },
         }
     }
 
     /// Withdraw the posted tables of `ns` (its job data stays) and forget its posted values.
-    /// Staged values are flushed first.
+    /// Staged values are flushed first. If not even that can be published, the store's posted
+    /// data is withdrawn for good ([`Server::withdraw_posted_for_good`]); the error still says
+    /// why the withdrawal failed.
     pub fn withdraw_posted(&mut self, ns: &str) -> Result<()> {
         self.flush_first();
+        self.withdraw_posted_only(ns).inspect_err(|_| {
+            let _ = self.withdraw_posted_for_good();
+        })
+    }
+
+    fn withdraw_posted_only(&mut self, ns: &str) -> Result<()> {
         let mut tx = self.writer.begin();
         match self.posted.get(ns) {
             Some(p) => p.remove_all(&mut tx, ns)?,
@@ -318,6 +339,28 @@ impl Server {
         }
         tx.commit()?;
         self.posted.remove(ns);
+        Ok(())
+    }
+
+    /// `Err` once posted data was withdrawn for good.
+    pub(crate) fn check_posted_taken(&self) -> Result<()> {
+        if self.posted_withdrawn {
+            return Err(Error::InvalidArgument(
+                "this store's posted data was withdrawn (it could no longer be written)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Withdraw every posted value of the store for good, for when a change of posted data can
+    /// be neither published nor withdrawn (the store directory removed, a full filesystem):
+    /// readers stop answering posted data from the store (job data stays), and later posted
+    /// values are refused, so that no reader is ever answered an older value than the next
+    /// store in line holds.
+    pub fn withdraw_posted_for_good(&mut self) -> Result<()> {
+        self.writer.withdraw_posted_for_good()?;
+        self.posted_withdrawn = true;
+        self.posted.clear();
         Ok(())
     }
 

@@ -82,6 +82,9 @@ pub const HEADER_LEN: usize = size_of::<Header>();
 /// Offset of the anchor's atomic `root_gen` word (format.md section 4).
 pub const ROOT_GEN_OFF: usize = 64;
 const _: () = assert!(ROOT_GEN_OFF == HEADER_LEN && ROOT_GEN_OFF.is_multiple_of(8));
+/// Offset of the anchor's atomic `posted_withdrawn` word (format.md section 4).
+pub const POSTED_WITHDRAWN_OFF: usize = 72;
+const _: () = assert!(POSTED_WITHDRAWN_OFF == ROOT_GEN_OFF + 8);
 
 /// The root segment's body header (format.md section 5).
 #[repr(C)]

@@ -16,7 +16,8 @@ use crate::valueref::ValueRef;
 /// decides it, see [`get`]): the target rank's own table answers for every key it holds, in
 /// any scope; the base table for the others. `PMIX_RANK_UNDEF` is first resolved to the key's
 /// poster by the index table (or, for a namespace published as one table, by that table's own
-/// index). `local(rank)` tells whether a rank is on the requester's node. Returns the value
+/// index). `StoreRemoved` once the writer withdrew the store's posted data for good
+/// (`Writer::withdraw_posted_for_good`). `local(rank)` tells whether a rank is on the requester's node. Returns the value
 /// and the table that holds it.
 pub fn find<'p>(
     reader: &'p Reader,
@@ -27,6 +28,10 @@ pub fn find<'p>(
     local: impl Fn(u32) -> bool,
     data_scope: Option<Scope>,
 ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
+    // Posted data the writer could no longer publish nor withdraw (R5): none is answered.
+    if reader.posted_withdrawn() {
+        return Err(Error::StoreRemoved);
+    }
     let rank = match target {
         TargetRank::Rank(r) => r,
         TargetRank::Wildcard => return Err(Error::NotFound),

@@ -35,6 +35,20 @@ pub fn publish_root(root_gen: &AtomicU64, gen: u64) {
     root_gen.store(gen, Ordering::Release);
 }
 
+/// P6 (writer): withdraw every posted value of the store, for good (`posted_withdrawn` = 1):
+/// for when posted data can be neither published nor withdrawn table by table (the store's
+/// directory removed, a full filesystem), so that readers stop answering older values.
+#[inline]
+pub fn withdraw_posted(posted_withdrawn: &AtomicU64) {
+    posted_withdrawn.store(1, Ordering::Release);
+}
+
+/// R5 (reader): whether the store's posted data was withdrawn (P6). Pairs with P6.
+#[inline]
+pub fn posted_withdrawn(posted_withdrawn: &AtomicU64) -> bool {
+    posted_withdrawn.load(Ordering::Acquire) != 0
+}
+
 /// R1 (reader): the current root generation (0: nothing published yet). Pairs with P4.
 #[inline]
 pub fn current_root(root_gen: &AtomicU64) -> u64 {

@@ -36,7 +36,8 @@ pub struct Unpublished {
     pub error: Error,
     /// What was withdrawn instead so that no older value is read: every staged key
     /// ([`Withdrawn::Key`]), or the whole posted tables of their namespaces
-    /// ([`Withdrawn::Namespace`]); `None` when neither could be published, and readers may
+    /// ([`Withdrawn::Namespace`]), or, neither publishable, the store's posted data for good
+    /// ([`Withdrawn::Store`]); `None` when not even that worked, and readers may
     /// then still find older values of the staged keys.
     pub withdrawn: Option<Withdrawn>,
 }
@@ -100,9 +101,16 @@ impl Server {
         if items.is_empty() {
             return Ok(Flushed::default());
         }
-        self.publish_staged(&items).map_err(|error| Unpublished {
-            withdrawn: self.withdraw_staged(&items).ok(),
-            error,
+        self.publish_staged(&items).map_err(|error| {
+            let withdrawn = match self.withdraw_staged(&items) {
+                Ok(w) => Some(w),
+                // Nothing could be published: no reader may keep answering older values.
+                Err(_) => self
+                    .withdraw_posted_for_good()
+                    .ok()
+                    .map(|()| Withdrawn::Store),
+            };
+            Unpublished { withdrawn, error }
         })
     }
 
@@ -121,6 +129,7 @@ impl Server {
     }
 
     fn publish_staged(&mut self, items: &[Staged]) -> Result<Flushed> {
+        self.check_posted_taken()?;
         let (mut batches, refused) = batches(items, &HashSet::new());
         // A refused put may leave its key in the batch, and an earlier value of a refused key
         // may be batched: batch again without the refused keys (the withdrawal stands for every
