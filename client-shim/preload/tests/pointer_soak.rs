@@ -40,12 +40,13 @@ const PMIX_GLOBAL: u8 = 3;
 const WARM: u32 = 20;
 
 /// How much the client's mappings may grow once warm. What it maps of the store is the live
-/// generation's root and two tables (job data, posted data), the tables its pointer-mode values
-/// hold (one posted table per card asked: at most the previous generation's, until the card is
-/// asked again), and the generations its reader retired that the epoch scheme has not freed yet
-/// (two, of a root and a posted table each): a few more than at the warm point, with slack, and
-/// none of it growing with Gets or generations.
-const MAPPINGS_GROWTH: usize = 16;
+/// generation's root and tables (job data, the posted base and index, and one posted table per
+/// rank that committed since the last merge: here the 8 ranks whose cards change), the tables
+/// its pointer-mode values hold (one per card asked: at most the previous generation's rank
+/// table, until the card is asked again), and the generations its reader retired that the
+/// epoch scheme has not freed yet (two, of a root and the 8 rank tables each): about 4 tables
+/// per rank asked, with slack, and none of it growing with Gets or generations.
+const MAPPINGS_GROWTH: usize = 4 * RANKS as usize + 8;
 
 /// How much the client's RSS may grow once warm: the values it holds (one copy per card asked,
 /// a few KiB), the pages of the mapped segments above (the live store is ~20 KiB), and the
