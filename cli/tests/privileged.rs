@@ -193,9 +193,9 @@ fn posted_get(r: &Reader, rank: u32, key: &str) -> gds::Result<Value> {
 
 /// `Server::withdraw` on a full filesystem: when the key's withdrawal cannot be written, the
 /// namespace's posted table is withdrawn with a root-only commit; when not even a root fits,
-/// the call fails and the store is left as it was.
+/// the store's posted data is withdrawn for good.
 #[test]
-fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_fails_cleanly() {
+fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_all_posted_data() {
     if !root_for("mount a tmpfs") {
         return;
     }
@@ -222,14 +222,7 @@ fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_fails_clean
     let r = Reader::attach(s.path()).unwrap();
     assert_eq!(posted_get(&r, 0, "k").unwrap(), Value::String("v1".into()));
 
-    // Not even a root fits: an error, and the store is as it was (the documented limit).
-    let filler = fill(fs.0.path(), 0);
-    let err = s.withdraw("ns", 0, "k").unwrap_err();
-    assert!(matches!(err, Error::OutOfSpace), "{err}");
-    assert_eq!(posted_get(&r, 0, "k").unwrap(), Value::String("v1".into()));
-
     // Room for a root, not for the table: the namespace's posted table is withdrawn.
-    drop(filler);
     let filler = fill(fs.0.path(), 64 << 10);
     assert_eq!(s.withdraw("ns", 0, "k").unwrap(), Withdrawn::Namespace);
     assert!(matches!(posted_get(&r, 0, "k"), Err(Error::NotFound)));
@@ -243,6 +236,14 @@ fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_fails_clean
     assert_eq!(posted_get(&r, 2, "n").unwrap(), Value::String("x".into()));
     assert!(matches!(posted_get(&r, 0, "k"), Err(Error::NotFound)));
     assert!(matches!(posted_get(&r, 0, "big"), Err(Error::NotFound)));
+
+    // Not even a root fits: the store's posted data is withdrawn for good (the anchor's
+    // `posted_withdrawn`): readers answer no posted data any more, and later posted values are
+    // refused; job data and the rest of the store are as they were.
+    let _filler = fill(fs.0.path(), 0);
+    assert_eq!(s.withdraw("ns", 2, "n").unwrap(), Withdrawn::Store);
+    assert!(matches!(posted_get(&r, 2, "n"), Err(Error::StoreRemoved)));
+    assert!(s.store(&[posted(3, "m", Value::Uint32(1))]).is_err());
     drop(r);
     s.close().unwrap();
 }
