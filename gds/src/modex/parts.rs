@@ -87,12 +87,6 @@ impl Staged {
         self.base.is_none() && self.ranks.is_empty() && self.index.is_none()
     }
 
-    /// Tables written by its publication.
-    pub fn tables(&self) -> usize {
-        self.base.iter().count()
-            + self.index.iter().count()
-            + self.ranks.values().filter(|t| t.is_some()).count()
-    }
 }
 
 impl Default for PostedParts {
