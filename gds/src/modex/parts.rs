@@ -86,7 +86,6 @@ impl Staged {
     pub fn is_empty(&self) -> bool {
         self.base.is_none() && self.ranks.is_empty() && self.index.is_none()
     }
-
 }
 
 impl Default for PostedParts {
