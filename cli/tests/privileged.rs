@@ -6,6 +6,9 @@
 //! to run; elsewhere each prints a `SKIPPED (not root)` line and returns, and
 //! .config/nextest.toml shows that output even though the test passes.
 
+#[path = "../../gds/tests/support/tmpfs.rs"]
+mod tmpfs;
+
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -14,6 +17,7 @@ use std::process::Command;
 use gds::jobdata::TargetRank;
 use gds::modex;
 use gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use tmpfs::Tmpfs;
 
 /// Whether the test can run: true as root. Otherwise it fails under CI and says it is skipped
 /// elsewhere (see the module docs).
@@ -51,46 +55,13 @@ fn table(values: usize, bytes: usize) -> TableBuilder {
     t
 }
 
-/// A tmpfs mounted for one test, unmounted on drop.
-struct Tmpfs(tempfile::TempDir);
-
-impl Tmpfs {
-    fn mount(size: &str) -> Tmpfs {
-        let dir = tempfile::Builder::new()
-            .prefix("rshm-tmpfs-")
-            .tempdir_in("/tmp")
-            .unwrap();
-        let ok = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0755"),
-                "tmpfs",
-            ])
-            .arg(dir.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "mount tmpfs");
-        Tmpfs(dir)
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        // Lazily: a reader dropped a moment ago may still hold a mapping of a file there.
-        let _ = Command::new("umount").arg("-l").arg(self.0.path()).status();
-    }
-}
-
 #[test]
 fn a_full_filesystem_is_a_clean_out_of_space_error_and_publishes_nothing_partial() {
     if !root_for("mount a tmpfs") {
         return;
     }
     let fs = Tmpfs::mount("512k");
-    let mut w = Writer::create(opts(fs.0.path())).unwrap();
+    let mut w = Writer::create(opts(fs.path())).unwrap();
     let mut tx = w.begin();
     tx.put_table("ns", part::DATA, &table(16, 64)).unwrap();
     tx.commit().unwrap();
@@ -130,7 +101,7 @@ fn a_failed_store_is_forgotten_not_published_by_the_next_one() {
     }
     let fs = Tmpfs::mount("1m");
     let mut s = Server::open(ServerOptions {
-        base_dir: Some(fs.0.path().to_path_buf()),
+        base_dir: Some(fs.path().to_path_buf()),
         ..ServerOptions::default()
     })
     .unwrap();
@@ -154,7 +125,7 @@ fn a_failed_store_is_forgotten_not_published_by_the_next_one() {
     // Room again: still only what succeeded is there.
     let ok = Command::new("mount")
         .args(["-o", "remount,size=64m"])
-        .arg(fs.0.path())
+        .arg(fs.path())
         .status()
         .unwrap()
         .success();
@@ -201,7 +172,7 @@ fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_all_posted_
     }
     let fs = Tmpfs::mount("1m");
     let mut s = Server::open(ServerOptions {
-        base_dir: Some(fs.0.path().into()),
+        base_dir: Some(fs.path().into()),
         ..ServerOptions::default()
     })
     .unwrap();
@@ -223,14 +194,14 @@ fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_all_posted_
     assert_eq!(posted_get(&r, 0, "k").unwrap(), Value::String("v1".into()));
 
     // Room for a root, not for the table: the namespace's posted table is withdrawn.
-    let filler = fill(fs.0.path(), 64 << 10);
+    let filler = fill(fs.path(), 64 << 10);
     assert_eq!(s.withdraw("ns", 0, "k").unwrap(), Withdrawn::Namespace);
     assert!(matches!(posted_get(&r, 0, "k"), Err(Error::NotFound)));
     assert!(matches!(posted_get(&r, 0, "big"), Err(Error::NotFound)));
 
     // Space again: later commits start a new table with only what came after.
     drop(filler);
-    std::fs::remove_file(fs.0.path().join("filler")).unwrap();
+    std::fs::remove_file(fs.path().join("filler")).unwrap();
     s.store(&[posted(2, "n", Value::String("x".into()))])
         .unwrap();
     assert_eq!(posted_get(&r, 2, "n").unwrap(), Value::String("x".into()));
@@ -240,7 +211,7 @@ fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_all_posted_
     // Not even a root fits: the store's posted data is withdrawn for good (the anchor's
     // `posted_withdrawn`): readers answer no posted data any more, and later posted values are
     // refused; job data and the rest of the store are as they were.
-    let _filler = fill(fs.0.path(), 0);
+    let _filler = fill(fs.path(), 0);
     assert_eq!(s.withdraw("ns", 2, "n").unwrap(), Withdrawn::Store);
     assert!(matches!(posted_get(&r, 2, "n"), Err(Error::StoreRemoved)));
     assert!(s.store(&[posted(3, "m", Value::Uint32(1))]).is_err());

@@ -8,6 +8,7 @@
 
 mod support;
 
+use support::tmpfs::Tmpfs;
 use support::*;
 
 const JOB: &str = "examples/job-2node.txt";

@@ -31,6 +31,9 @@ mod mappings;
 #[path = "support/soak_reader.rs"]
 mod soak_reader;
 
+#[path = "support/tmpfs.rs"]
+mod tmpfs;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,8 +67,8 @@ const MOUNT_SLACK: u64 = 8 << 20;
 
 /// Where tmpfs use is read.
 enum Meter {
-    /// A tmpfs mounted for the run (unmounted on drop): only the store and its readers use it.
-    Mount(tempfile::TempDir),
+    /// A tmpfs mounted for the run: only the store and its readers use it.
+    Mount(tmpfs::Tmpfs),
     /// The machine's `Shmem` (/proc/meminfo), and the directory for the store.
     Shmem(tempfile::TempDir),
 }
@@ -73,34 +76,27 @@ enum Meter {
 impl Meter {
     /// A private tmpfs when this process may mount one (root), else `Shmem`.
     fn new() -> Meter {
-        let dir = tempfile::Builder::new()
-            .prefix("rshm-soak-")
-            .tempdir()
-            .expect("temp dir");
-        let mounted = rustix::process::geteuid().is_root()
-            && std::process::Command::new("mount")
-                .args(["-t", "tmpfs", "-o", "size=2g,mode=0700", "rshm-soak"])
-                .arg(dir.path())
-                .status()
-                .is_ok_and(|s| s.success());
-        if mounted {
-            Meter::Mount(dir)
-        } else {
-            drop(dir);
-            Meter::Shmem(common::base_dir())
+        match rustix::process::geteuid()
+            .is_root()
+            .then(|| tmpfs::Tmpfs::try_mount("2g"))
+            .flatten()
+        {
+            Some(fs) => Meter::Mount(fs),
+            None => Meter::Shmem(common::base_dir()),
         }
     }
 
     fn dir(&self) -> &Path {
         match self {
-            Meter::Mount(d) | Meter::Shmem(d) => d.path(),
+            Meter::Mount(fs) => fs.path(),
+            Meter::Shmem(d) => d.path(),
         }
     }
 
     /// How to read the bytes in use (from another thread).
     fn gauge(&self) -> Gauge {
         match self {
-            Meter::Mount(d) => Gauge::Statvfs(d.path().to_path_buf()),
+            Meter::Mount(fs) => Gauge::Statvfs(fs.path().to_path_buf()),
             Meter::Shmem(_) => Gauge::Shmem,
         }
     }
@@ -136,17 +132,6 @@ impl Gauge {
                 (st.f_blocks - st.f_bfree) * st.f_frsize
             }
             Gauge::Shmem => mappings::meminfo_bytes("Shmem"),
-        }
-    }
-}
-
-impl Drop for Meter {
-    fn drop(&mut self) {
-        if let Meter::Mount(d) = self {
-            let _ = std::process::Command::new("umount")
-                .args(["-l"])
-                .arg(d.path())
-                .status();
         }
     }
 }

@@ -6,6 +6,8 @@
 
 #[path = "../../../gds/tests/support/pmixhost/mod.rs"]
 pub mod pmixhost;
+#[path = "../../../gds/tests/support/tmpfs.rs"]
+pub mod tmpfs;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -247,41 +249,4 @@ pub fn root_for(what: &str) -> bool {
     );
     eprintln!("SKIPPED (not root): needs root to {what}; nothing was checked");
     false
-}
-
-/// A tmpfs mounted for one test, unmounted on drop.
-pub struct Tmpfs(tempfile::TempDir);
-
-impl Tmpfs {
-    pub fn mount(size: &str) -> Tmpfs {
-        let dir = tempfile::Builder::new()
-            .prefix("rshm-tmpfs-")
-            .tempdir_in("/tmp")
-            .unwrap();
-        let ok = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0755"),
-                "tmpfs",
-            ])
-            .arg(dir.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "mount tmpfs");
-        Tmpfs(dir)
-    }
-
-    pub fn path(&self) -> &Path {
-        self.0.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        // Lazily: a client's mapping of a file there may outlive the job by a moment.
-        let _ = Command::new("umount").arg("-l").arg(self.0.path()).status();
-    }
 }
