@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gds::jobdata::{self, keys, Resources};
-use gds::modex::{FenceBatch, PostedParts, Scope};
+use gds::modex::{FenceBatch, PostedParts, Scope, Staged};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
 mod pending;
@@ -263,12 +263,18 @@ impl Server {
             };
             staged.push((ns, change));
         }
+        self.publish_changes(staged)
+    }
+
+    /// Publish changes of posted data as one generation, and keep them once published (a
+    /// change that cannot be written is forgotten: state and store stay as they were).
+    pub(crate) fn publish_changes(&mut self, changes: Vec<(&str, Staged)>) -> Result<()> {
         let mut tx = self.writer.begin();
-        for (ns, change) in &staged {
+        for (ns, change) in &changes {
             PostedParts::publish(change, &mut tx, ns)?;
         }
         tx.commit()?;
-        for (ns, change) in staged {
+        for (ns, change) in changes {
             self.posted.entry(ns.to_owned()).or_default().accept(change);
         }
         Ok(())
@@ -298,18 +304,8 @@ impl Server {
         let Some(change) = change else {
             return Ok(Withdrawn::Key);
         };
-        let published = (|| {
-            let mut tx = self.writer.begin();
-            PostedParts::publish(&change, &mut tx, ns)?;
-            tx.commit()
-        })();
-        match published {
-            Ok(_) => {
-                if let Some(p) = self.posted.get_mut(ns) {
-                    p.accept(change);
-                }
-                Ok(Withdrawn::Key)
-            }
+        match self.publish_changes(vec![(ns, change)]) {
+            Ok(()) => Ok(Withdrawn::Key),
             Err(key_err) => match self.withdraw_posted_only(ns) {
                 Ok(()) => Ok(Withdrawn::Namespace),
                 Err(_) => {

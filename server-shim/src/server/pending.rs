@@ -155,14 +155,7 @@ impl Server {
             }
         }
         if !next.is_empty() {
-            let mut tx = self.writer.begin();
-            for (ns, change) in &next {
-                PostedParts::publish(change, &mut tx, ns)?;
-            }
-            tx.commit()?;
-            for (ns, change) in next {
-                self.posted.entry(ns.to_owned()).or_default().accept(change);
-            }
+            self.publish_changes(next)?;
         }
         Ok(Flushed {
             values: items.len(),
@@ -190,19 +183,7 @@ impl Server {
         if next.is_empty() {
             return Ok(Withdrawn::Key);
         }
-        let keys = (|| {
-            let mut tx = self.writer.begin();
-            for (ns, change) in &next {
-                PostedParts::publish(change, &mut tx, ns)?;
-            }
-            tx.commit()
-        })();
-        if keys.is_ok() {
-            for (ns, change) in next {
-                if let Some(parts) = self.posted.get_mut(ns) {
-                    parts.accept(change);
-                }
-            }
+        if self.publish_changes(next).is_ok() {
             return Ok(Withdrawn::Key);
         }
         let mut tx = self.writer.begin();
