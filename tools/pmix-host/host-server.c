@@ -4,9 +4,11 @@
 #define _GNU_SOURCE
 #endif
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "host.h"
@@ -122,9 +124,35 @@ static pmix_server_module_t module = {
     .direct_modex = direct_modex,
 };
 
+/* $name as a uid/gid, or `dflt` when unset; dies on anything but a decimal number. */
+static uint32_t env_id(const char *name, uint32_t dflt)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    unsigned long id;
+    if (NULL == v) {
+        return dflt;
+    }
+    id = strtoul(v, &end, 10);
+    if ('\0' == *v || '\0' != *end || id > UINT32_MAX - 1) {
+        die("%s=%s: not a uid/gid", name, v);
+    }
+    return (uint32_t) id;
+}
+
+uint32_t job_uid(void)
+{
+    return env_id("PMIX_HOST_JOB_UID", (uint32_t) getuid());
+}
+
+uint32_t job_gid(void)
+{
+    return env_id("PMIX_HOST_JOB_GID", (uint32_t) getgid());
+}
+
 void server_init(const char *tmpdir, const char *hostname, uint32_t nodeid)
 {
-    pmix_info_t info[4];
+    pmix_info_t info[6];
     size_t n = 0;
     pmix_status_t rc;
 
@@ -137,6 +165,14 @@ void server_init(const char *tmpdir, const char *hostname, uint32_t nodeid)
         PMIX_INFO_LOAD(&info[n], PMIX_HOSTNAME, hostname, PMIX_STRING);
         n++;
         PMIX_INFO_LOAD(&info[n], PMIX_NODEID, &nodeid, PMIX_UINT32);
+        n++;
+    }
+    /* a server running for another user's job (as slurmstepd does, as root) names it */
+    if (getenv("PMIX_HOST_JOB_UID") || getenv("PMIX_HOST_JOB_GID")) {
+        uint32_t uid = job_uid(), gid = job_gid();
+        PMIX_INFO_LOAD(&info[n], PMIX_USERID, &uid, PMIX_UINT32);
+        n++;
+        PMIX_INFO_LOAD(&info[n], PMIX_GRPID, &gid, PMIX_UINT32);
         n++;
     }
     if (PMIX_SUCCESS != (rc = PMIx_server_init(&module, info, n))) {

@@ -122,8 +122,12 @@ extern volatile sig_atomic_t aborted;
 extern volatile int dmodex_calls;
 extern bool verbose;
 
-/* PMIx_server_init with our module; hostname NULL in regex mode. */
+/* PMIx_server_init with our module; hostname NULL in regex mode. With $PMIX_HOST_JOB_UID or
+ * $PMIX_HOST_JOB_GID set, also PMIX_USERID / PMIX_GRPID = job_uid() / job_gid(). */
 void server_init(const char *tmpdir, const char *hostname, uint32_t nodeid);
+/* The job's user and group: $PMIX_HOST_JOB_UID / $PMIX_HOST_JOB_GID, default ours. */
+uint32_t job_uid(void);
+uint32_t job_gid(void);
 
 /* ------------------------------------------------------------------ */
 /* host-rshm.c                                                         */

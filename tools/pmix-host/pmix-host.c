@@ -315,7 +315,7 @@ int main(int argc, char **argv)
         char **env = NULL, rankstr[16];
         PMIX_LOAD_PROCID(&proc, job.nspace, me->ranks[i]);
 
-        rc = PMIx_server_register_client(&proc, getuid(), getgid(), NULL, op_cb, &w);
+        rc = PMIx_server_register_client(&proc, job_uid(), job_gid(), NULL, op_cb, &w);
         if (PMIX_SUCCESS == rc) {
             rc = wait_op(&w);
         }
