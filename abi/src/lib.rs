@@ -76,7 +76,7 @@ pub fn store_status(e: &gds::Error) -> pmix_status_t {
         E::NotFound => PMIX_ERR_NOT_FOUND,
         E::ExistsOutsideScope => PMIX_ERR_EXISTS_OUTSIDE_SCOPE,
         E::InvalidArgument(_) => PMIX_ERR_BAD_PARAM,
-        E::PermissionDenied => PMIX_ERR_NO_PERMISSIONS,
+        E::PermissionDenied | E::Untrusted(_) => PMIX_ERR_NO_PERMISSIONS,
         E::OutOfSpace => PMIX_ERR_OUT_OF_RESOURCE,
         // The server closed the store: like a server that can no longer be reached.
         E::StoreRemoved => PMIX_ERR_UNREACH,

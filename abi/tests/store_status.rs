@@ -13,6 +13,10 @@ fn each_store_condition_has_its_status() {
         (Error::NotFound, PMIX_ERR_NOT_FOUND),
         (Error::ExistsOutsideScope, PMIX_ERR_EXISTS_OUTSIDE_SCOPE),
         (Error::PermissionDenied, PMIX_ERR_NO_PERMISSIONS),
+        (
+            Error::Untrusted("owned by uid 1000".into()),
+            PMIX_ERR_NO_PERMISSIONS,
+        ),
         (Error::OutOfSpace, PMIX_ERR_OUT_OF_RESOURCE),
         (Error::ByteOrder, PMIX_ERR_INIT),
         (Error::BadMagic, PMIX_ERR_INIT),

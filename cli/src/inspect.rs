@@ -106,14 +106,21 @@ pub fn sweep(argv: &[String]) -> Result<(), Fail> {
         .map(PathBuf::from)
         .unwrap_or_else(gds::default_base_dir);
     let report = gds::sweep_dead_stores(&base).map_err(|e| e.to_string())?;
+    outln!("swept {}", report.base.display())?;
     for p in &report.removed {
         outln!("removed {}", p.display())?;
     }
+    for p in &report.alive {
+        outln!("alive {}", p.display())?;
+    }
+    for s in &report.skipped {
+        outln!("skipped {}: {}", s.path.display(), s.reason)?;
+    }
     outln!(
-        "{} removed, {} alive, {} skipped (not ours)",
+        "{} removed, {} alive, {} skipped",
         report.removed.len(),
-        report.alive,
-        report.skipped
+        report.alive.len(),
+        report.skipped.len()
     )?;
     Ok(())
 }

@@ -283,8 +283,8 @@ fn another_user_cannot_open_a_private_store_and_the_owner_given_can() {
     // Owned by the job's user (PMIX_USERID): that user reads it.
     let mut theirs = Writer::create(StoreOptions {
         ownership: Ownership {
-            uid: Some(uid),
-            gid: None,
+            reader_uid: Some(uid),
+            reader_gid: None,
         },
         ..opts(base.path())
     })

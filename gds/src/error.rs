@@ -45,6 +45,9 @@ pub enum Error {
     InvalidArgument(String),
     /// Permission denied opening or creating a store file.
     PermissionDenied,
+    /// The store is not owned by whom the reader trusts (`RSHM_STORE_OWNER`, else root or the
+    /// reader itself), or may be written by others than its owner: it is not read.
+    Untrusted(String),
     /// Any other I/O failure, with the operation that failed.
     Io { op: &'static str, source: io::Error },
 }
@@ -108,6 +111,7 @@ impl fmt::Display for Error {
             Error::ExistsOutsideScope => write!(f, "exists, but in a scope that excludes the requester"),
             Error::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
             Error::PermissionDenied => write!(f, "permission denied on the rshm store"),
+            Error::Untrusted(what) => write!(f, "untrusted rshm store: {what}"),
             Error::Io { op, source } => write!(f, "{op}: {source}"),
         }
     }

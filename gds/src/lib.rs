@@ -11,7 +11,8 @@
 //! - [`sync`]: the only place atomics come from (`--cfg gds_loom` switches to loom).
 //! - `raw`: the only `unsafe` code: mappings, atomics in mapped bytes, unchecked archive access,
 //!   epoch-protected snapshots (the only part built under `gds_loom`).
-//! - `dir`: the store directory: naming, safe creation, ownership, sweeping dead stores.
+//! - `dir`: the store directory: placement, safe creation, access (ACLs) and trust, the
+//!   writer's lock, sweeping dead stores.
 //! - `prefault`: page faults of large new buffers taken ahead on another core.
 //! - `table`, `root`: encoding and lookup of the two immutable segment kinds (`table::bulk`:
 //!   entries merged as sorted runs); `column_blocks`: proc columns stored in blocks of 32 ranks.
@@ -77,7 +78,10 @@ pub use raw::SnapshotCell;
 pub use raw::prefetch;
 
 #[cfg(not(gds_loom))]
-pub use dir::{default_base_dir, sweep_dead_stores, Ownership, SweepReport};
+pub use dir::{
+    choose_base_dir, default_base_dir, is_tmpfs, sweep_dead_stores, Ownership, Skipped,
+    SweepReport, ENV_DIR, ENV_STORE_OWNER, LOCK_NAME,
+};
 #[cfg(not(gds_loom))]
 pub use jobdata::JobMeta;
 #[cfg(not(gds_loom))]

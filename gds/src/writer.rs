@@ -31,7 +31,7 @@ pub struct StoreOptions {
     pub base_dir: Option<PathBuf>,
     /// Store directory name (must start with `rshm-`); default `rshm-<pid>-<nonce>`.
     pub name: Option<String>,
-    /// Owner, group and mode of the files.
+    /// Who besides the writer may read the store (ACL entries; the writer owns every file).
     pub ownership: Ownership,
     /// Remove stores of dead writers found in the base directory first (default true).
     pub sweep: bool,
@@ -130,6 +130,12 @@ impl Writer {
         self.dir
             .as_ref()
             .expect("store directory present until drop")
+    }
+
+    /// The uid owning the store: the writer's effective uid (what a reader must trust,
+    /// `RSHM_STORE_OWNER`).
+    pub fn owner_uid(&self) -> u32 {
+        self.dir().owner_uid()
     }
 
     /// The store directory (what a client attaches to).

@@ -23,7 +23,7 @@ pub use abi::env;
 pub struct ServerOptions {
     /// Where to create the store (`PMIX_SERVER_TMPDIR`); default `gds::default_base_dir`.
     pub base_dir: Option<PathBuf>,
-    /// Owner and group of the files (`PMIX_USERID`, `PMIX_GRPID`).
+    /// Who besides the server may read the store (`PMIX_USERID`, `PMIX_GRPID`): ACL entries.
     pub ownership: Ownership,
     /// This node's name, as the registrations name it (`PMIX_HOSTNAME`); default the kernel's.
     pub local_host: Option<String>,
@@ -60,8 +60,8 @@ impl ServerOptions {
                         ))
                     }
                 },
-                "pmix.euid" => o.ownership.uid = Some(u32_of(&i.value, "PMIX_USERID")?),
-                "pmix.egid" => o.ownership.gid = Some(u32_of(&i.value, "PMIX_GRPID")?),
+                "pmix.euid" => o.ownership.reader_uid = Some(u32_of(&i.value, "PMIX_USERID")?),
+                "pmix.egid" => o.ownership.reader_gid = Some(u32_of(&i.value, "PMIX_GRPID")?),
                 keys::HOSTNAME => match &i.value {
                     Value::String(s) => o.local_host = Some(s.clone()),
                     _ => {

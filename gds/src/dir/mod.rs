@@ -1,11 +1,18 @@
-//! The store directory: where it lives, safe creation of its files, ownership, and sweeping the
-//! stores of dead writers (format.md section 1).
+//! The store directory: where it lives ([`place`]), who may read it ([`access`]), whether its
+//! writer lives ([`liveness`]), safe creation of its files, and sweeping the stores of dead
+//! writers ([`sweep`]) (format.md section 1).
 //!
 //! Every open is relative to the directory's file descriptor with O_NOFOLLOW, and every create
 //! is O_EXCL: a planted file or symlink at a segment path is an error, never followed
-//! (CVE-2023-41915 was a chown through a symlink race).
+//! (CVE-2023-41915 was a chown through a symlink race). Nothing is ever chowned: the writer's
+//! effective uid owns every file.
 
 #![forbid(unsafe_code)]
+
+pub mod access;
+pub mod liveness;
+pub mod place;
+pub mod sweep;
 
 use std::ffi::OsStr;
 use std::io;
@@ -17,103 +24,86 @@ use rustix::fs::{AtFlags, FallocateFlags, FileType, Mode, OFlags, CWD};
 use crate::error::{Error, Result};
 use crate::segment::ANCHOR_NAME;
 
-/// Who owns a store's files, and their mode (PMIX_USERID / PMIX_GRPID).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ownership {
-    /// Owner of the directory and files; `None` keeps the writer's effective uid.
-    pub uid: Option<u32>,
-    /// Group of the directory and files; when set, the group may read (0640 files, 0750 dir).
-    pub gid: Option<u32>,
-}
-
-impl Ownership {
-    /// The writer's own uid and no group: 0700 directory, 0600 files.
-    pub const PRIVATE: Ownership = Ownership {
-        uid: None,
-        gid: None,
-    };
-
-    fn file_mode(&self) -> Mode {
-        Mode::from_raw_mode(if self.gid.is_some() { 0o640 } else { 0o600 })
-    }
-
-    fn dir_mode(&self) -> Mode {
-        Mode::from_raw_mode(if self.gid.is_some() { 0o750 } else { 0o700 })
-    }
-
-    fn apply(&self, fd: impl AsFd) -> Result<()> {
-        if self.uid.is_some() || self.gid.is_some() {
-            rustix::fs::fchown(
-                fd,
-                self.uid.map(rustix::fs::Uid::from_raw),
-                self.gid.map(rustix::fs::Gid::from_raw),
-            )
-            .map_err(|e| Error::io("chown store file", e.into()))?;
-        }
-        Ok(())
-    }
-}
-
-/// The base directory for stores: `$PMIX_SERVER_TMPDIR`, `$TMPDIR`, `/dev/shm`, `/tmp`.
-pub fn default_base_dir() -> PathBuf {
-    for var in ["PMIX_SERVER_TMPDIR", "TMPDIR"] {
-        if let Some(dir) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-            return PathBuf::from(dir);
-        }
-    }
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        return shm.to_path_buf();
-    }
-    PathBuf::from("/tmp")
-}
+use access::Trusted;
+pub use access::{Ownership, ENV_STORE_OWNER};
+pub use liveness::LOCK_NAME;
+pub use place::{choose_base_dir, default_base_dir, is_tmpfs, ENV_DIR};
+pub use sweep::{sweep_dead_stores, Skipped, SweepReport};
 
 /// An open store directory.
 pub struct StoreDir {
     fd: OwnedFd,
     path: PathBuf,
     owner_uid: u32,
+    /// The writer's lock on the lock file, held for the store's life (none for a reader).
+    lock: Option<OwnedFd>,
 }
 
 fn errno(op: &'static str) -> impl FnOnce(rustix::io::Errno) -> Error {
     move |e| Error::io(op, io::Error::from(e))
 }
 
+pub(crate) fn open_base(base: &Path) -> Result<OwnedFd> {
+    rustix::fs::open(base, OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(errno("open store base directory"))
+}
+
 impl StoreDir {
-    /// Create the store directory `name` (must start with `rshm-`) in `base`.
+    /// Create the store directory `name` (must start with `rshm-`) in `base`, owned by this
+    /// process's effective uid, with its lock file locked and the access `own` grants. On
+    /// error nothing is left behind.
     pub fn create(base: &Path, name: &str, own: Ownership) -> Result<StoreDir> {
         check_name(name)?;
-        let base_fd = rustix::fs::open(base, OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(errno("open store base directory"))?;
-        rustix::fs::mkdirat(&base_fd, name, own.dir_mode()).map_err(|e| {
+        let base_fd = open_base(base)?;
+        rustix::fs::mkdirat(&base_fd, name, Ownership::create_mode(true)).map_err(|e| {
             if e == rustix::io::Errno::EXIST {
                 Error::InvalidArgument(format!("store directory {name} already exists"))
             } else {
                 Error::io("create store directory", e.into())
             }
         })?;
-        let fd = rustix::fs::openat(
+        let opened = rustix::fs::openat(
             &base_fd,
             name,
             OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(errno("open store directory"))?;
-        own.apply(&fd)?;
-        // mkdir applies the umask: set the mode we mean.
-        rustix::fs::fchmod(&fd, own.dir_mode()).map_err(errno("chmod store directory"))?;
-        let owner_uid = rustix::fs::fstat(&fd)
-            .map_err(errno("stat store directory"))?
-            .st_uid;
-        Ok(StoreDir {
-            fd,
-            path: base.join(name),
-            owner_uid,
-        })
+        .map_err(errno("open store directory"));
+        let fd = match opened {
+            Ok(fd) => fd,
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(&base_fd, name, AtFlags::REMOVEDIR);
+                return Err(e);
+            }
+        };
+        let setup = (|| {
+            let owner_uid = rustix::fs::fstat(&fd)
+                .map_err(errno("stat store directory"))?
+                .st_uid;
+            let lock = liveness::create_and_hold(&fd)?;
+            own.apply(&fd, true, owner_uid)?;
+            Ok((owner_uid, lock))
+        })();
+        match setup {
+            Ok((owner_uid, lock)) => Ok(StoreDir {
+                fd,
+                path: base.join(name),
+                owner_uid,
+                lock: Some(lock),
+            }),
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(&fd, LOCK_NAME, AtFlags::empty());
+                let _ = rustix::fs::unlinkat(&base_fd, name, AtFlags::REMOVEDIR);
+                Err(e)
+            }
+        }
     }
 
-    /// Open an existing store directory (reader side).
+    /// Open an existing store directory (reader side), refusing one not owned by whom the
+    /// reader trusts (`$RSHM_STORE_OWNER`, else root or itself) or writable by others
+    /// ([`Error::Untrusted`]).
     pub fn open(path: &Path) -> Result<StoreDir> {
+        let trusted = Trusted::from_env()?;
         let fd = rustix::fs::openat(
             CWD,
             path,
@@ -127,13 +117,13 @@ impl StoreDir {
             }
             e => Error::io("open store directory", e.into()),
         })?;
-        let owner_uid = rustix::fs::fstat(&fd)
-            .map_err(errno("stat store directory"))?
-            .st_uid;
+        let st = rustix::fs::fstat(&fd).map_err(errno("stat store directory"))?;
+        trusted.check(&format!("store directory {}", path.display()), &st)?;
         Ok(StoreDir {
             fd,
             path: path.to_path_buf(),
-            owner_uid,
+            owner_uid: st.st_uid,
+            lock: None,
         })
     }
 
@@ -141,7 +131,13 @@ impl StoreDir {
         &self.path
     }
 
-    /// Create the file `name` (O_EXCL|O_NOFOLLOW) and reserve `len` bytes for it, so that a full
+    /// The uid owning the store (its writer's effective uid).
+    pub fn owner_uid(&self) -> u32 {
+        self.owner_uid
+    }
+
+    /// Create the file `name` (O_EXCL|O_NOFOLLOW, mode 0600), give it the access `own` grants
+    /// before anything is written to it, and reserve `len` bytes for it, so that a full
     /// filesystem fails here and not as a SIGBUS when the mapping is written.
     pub fn create_file(&self, name: &str, len: u64, own: Ownership) -> Result<OwnedFd> {
         check_name(name)?;
@@ -149,7 +145,7 @@ impl StoreDir {
             &self.fd,
             name,
             OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::RDWR | OFlags::CLOEXEC,
-            own.file_mode(),
+            Ownership::create_mode(false),
         )
         .map_err(|e| {
             if e == rustix::io::Errno::EXIST {
@@ -159,8 +155,7 @@ impl StoreDir {
             }
         })?;
         let setup = (|| {
-            own.apply(&fd)?;
-            rustix::fs::fchmod(&fd, own.file_mode()).map_err(errno("chmod segment file"))?;
+            own.apply(&fd, false, self.owner_uid)?;
             rustix::fs::fallocate(&fd, FallocateFlags::empty(), 0, len)
                 .map_err(errno("reserve segment space"))
         })();
@@ -172,7 +167,8 @@ impl StoreDir {
     }
 
     /// Open the segment file `name` read-only. Refuses anything but a regular file owned by the
-    /// directory's owner (a file planted by another user is never read). Returns its length.
+    /// directory's owner (a file planted by another user is never read) and writable by it
+    /// alone. Returns its length.
     pub fn open_file(&self, name: &str) -> Result<(OwnedFd, u64)> {
         let fd = rustix::fs::openat(
             &self.fd,
@@ -195,6 +191,7 @@ impl StoreDir {
         if st.st_uid != self.owner_uid {
             return Err(Error::PermissionDenied);
         }
+        Trusted::Exactly(self.owner_uid).check(name, &st)?;
         Ok((fd, st.st_size as u64))
     }
 
@@ -206,9 +203,11 @@ impl StoreDir {
         }
     }
 
-    /// Names of the `rshm-` files in the directory.
+    /// Names of the store's `rshm-` files, the lock file aside.
     pub fn list(&self) -> Result<Vec<String>> {
-        list_rshm(&self.fd)
+        let mut names = list_rshm(&self.fd)?;
+        names.retain(|n| n != LOCK_NAME);
+        Ok(names)
     }
 
     /// Whether the directory holds an entry `name` (of any type; a symlink is not followed).
@@ -222,17 +221,20 @@ impl StoreDir {
 
     /// Remove every `rshm-` file and then the directory itself. The anchor goes first: a reader
     /// that misses a file and then finds no anchor knows the store was removed, not damaged.
+    /// The lock file goes last, so that a sweep never finds the store unlocked while it has
+    /// files.
     pub fn remove_all(self) -> Result<()> {
         let mut names = self.list()?;
         names.sort_by_key(|n| n != ANCHOR_NAME);
         for name in names {
             self.unlink(&name)?;
         }
+        if self.lock.is_some() {
+            self.unlink(LOCK_NAME)?;
+        }
         let parent = self.path.parent().unwrap_or(Path::new("/"));
         let name = self.path.file_name().unwrap_or(OsStr::new(""));
-        let parent_fd =
-            rustix::fs::open(parent, OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-                .map_err(errno("open store base directory"))?;
+        let parent_fd = open_base(parent)?;
         match rustix::fs::unlinkat(&parent_fd, name, AtFlags::REMOVEDIR) {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
             Err(e) => Err(Error::io("remove store directory", e.into())),
@@ -240,21 +242,27 @@ impl StoreDir {
     }
 }
 
-fn list_rshm(fd: &OwnedFd) -> Result<Vec<String>> {
-    let dup = rustix::io::dup(fd).map_err(errno("dup directory"))?;
+/// Names of the entries of directory `fd` (all of them but `.` and `..`), sorted.
+pub(crate) fn list_all(fd: impl AsFd) -> Result<Vec<String>> {
+    let dup = rustix::io::dup(fd.as_fd()).map_err(errno("dup directory"))?;
     let mut dir = rustix::fs::Dir::read_from(&dup).map_err(errno("read directory"))?;
     dir.rewind();
     let mut names = Vec::new();
     for entry in dir.by_ref() {
         let entry = entry.map_err(errno("read directory"))?;
         let name = entry.file_name().to_bytes();
-        if name.starts_with(b"rshm-") {
-            if let Ok(name) = std::str::from_utf8(name) {
-                names.push(name.to_owned());
-            }
+        if name != b"." && name != b".." {
+            names.push(String::from_utf8_lossy(name).into_owned());
         }
     }
     names.sort();
+    Ok(names)
+}
+
+/// Names of the `rshm-` entries of directory `fd` (UTF-8 ones: every name rshm makes), sorted.
+pub(crate) fn list_rshm(fd: impl AsFd) -> Result<Vec<String>> {
+    let mut names = list_all(fd)?;
+    names.retain(|n| n.starts_with("rshm-") && !n.contains('\u{FFFD}'));
     Ok(names)
 }
 
@@ -271,83 +279,6 @@ pub fn check_name(name: &str) -> Result<()> {
         Err(Error::InvalidArgument(format!(
             "bad store name {name:?}: rshm-[A-Za-z0-9._-]*"
         )))
-    }
-}
-
-/// What [`sweep_dead_stores`] found.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct SweepReport {
-    /// Store directories removed (their writer is gone).
-    pub removed: Vec<PathBuf>,
-    /// Store directories left alone because their writer is alive.
-    pub alive: usize,
-    /// Store directories skipped because they are not ours (other owner) or not ours to judge.
-    pub skipped: usize,
-}
-
-/// Remove the store directories in `base` whose writer process is gone.
-///
-/// Only directories named `rshm-<pid>-<nonce>`, owned by the calling user, whose `<pid>` no
-/// longer exists, are removed, and only their `rshm-` files. A reused pid keeps a dead store
-/// alive until that process exits too (conservative: never removes a live store).
-pub fn sweep_dead_stores(base: &Path) -> Result<SweepReport> {
-    let base_fd = rustix::fs::open(base, OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(errno("open store base directory"))?;
-    let me = rustix::process::geteuid().as_raw();
-    let mut report = SweepReport::default();
-    for name in list_rshm(&base_fd)? {
-        let Some(pid) = writer_pid_from_name(&name) else {
-            continue;
-        };
-        let Ok(fd) = rustix::fs::openat(
-            &base_fd,
-            name.as_str(),
-            OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) else {
-            report.skipped += 1;
-            continue;
-        };
-        let owner = rustix::fs::fstat(&fd)
-            .map_err(errno("stat store directory"))?
-            .st_uid;
-        if owner != me && me != 0 {
-            report.skipped += 1;
-            continue;
-        }
-        if process_alive(pid) {
-            report.alive += 1;
-            continue;
-        }
-        let dir = StoreDir {
-            fd,
-            path: base.join(&name),
-            owner_uid: owner,
-        };
-        let path = dir.path.clone();
-        dir.remove_all()?;
-        report.removed.push(path);
-    }
-    Ok(report)
-}
-
-/// The writer pid encoded in a default store name `rshm-<pid>-<nonce>`.
-pub fn writer_pid_from_name(name: &str) -> Option<i32> {
-    let rest = name.strip_prefix("rshm-")?;
-    let (pid, nonce) = rest.split_once('-')?;
-    if nonce.len() != 16 || !nonce.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    pid.parse().ok().filter(|p| *p > 0)
-}
-
-fn process_alive(pid: i32) -> bool {
-    match rustix::process::Pid::from_raw(pid) {
-        Some(p) => !matches!(
-            rustix::process::test_kill_process(p),
-            Err(rustix::io::Errno::SRCH)
-        ),
-        None => false,
     }
 }
 
