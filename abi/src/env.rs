@@ -1,10 +1,20 @@
-//! The environment a server hands its clients at setup_fork (`PMIx_server_setup_fork`), named
-//! once for the server, the client, the preload and the component's C adapter (which reads the
-//! same names through the generated `rshm_server.h`).
+//! The names a server and its clients share: the environment a server hands its clients at
+//! setup_fork (`PMIx_server_setup_fork`), the one a server reads, and rshm's own info key of
+//! `rshm_server_open`, named once for the server, the client, the preload and the component's C
+//! adapter (which reads the same names through the generated `rshm_server.h`).
 
 /// The store directory (`gds::Reader::attach_from_env` reads it).
 pub const STORE: &str = gds::ENV_STORE;
+/// The uid a client requires the store to be owned by (`gds::Reader::attach` refuses any other
+/// owner); set beside [`STORE`] at setup_fork.
+pub const STORE_OWNER: &str = gds::ENV_STORE_OWNER;
 /// The client's namespace and rank, when the server is not libpmix (which sets
 /// `PMIX_NAMESPACE` / `PMIX_RANK`, read as a fallback).
 pub const NSPACE: &str = "RSHM_NSPACE";
 pub const RANK: &str = "RSHM_RANK";
+/// A server's explicit store base directory, used as given (`gds::choose_base_dir`);
+/// [`INFO_DIR`] overrides it.
+pub const DIR: &str = gds::ENV_DIR;
+/// `rshm_server_open`'s info key for an explicit store base directory (a `PMIX_STRING`); the
+/// header spells it `RSHM_SERVER_INFO_DIR`.
+pub const INFO_DIR: &str = "rshm.dir";

@@ -8,6 +8,10 @@
 #include <stdint.h>
 #include <pmix_common.h>
 
+// `rshm_server_open`'s info key for an explicit store base directory (a `PMIX_STRING`, used as
+// given; it overrides `$RSHM_DIR`).
+#define RSHM_SERVER_INFO_DIR "rshm.dir"
+
 // `rshm_flushed_t.withdrawn`: nothing could be withdrawn.
 #define RSHM_WITHDRAWN_NONE 0
 
@@ -60,9 +64,14 @@ typedef struct rshm_server_stats_t {
 extern "C" {
 #endif // __cplusplus
 
-// Create a store. Directives read from `info` (others are ignored): `PMIX_SERVER_TMPDIR`
-// (where), `PMIX_USERID`/`PMIX_GRPID` (owner and group of the files; with a group, it may
-// read), `PMIX_HOSTNAME` (this node's name as registrations name it; default the kernel's).
+// Create a store, owned by this process (files 0600 / directory 0700 plus read ACL entries).
+// Directives read from `info` (others are ignored):
+// - where, first match: `RSHM_SERVER_INFO_DIR` ("rshm.dir", used as given), `$RSHM_DIR`,
+//   `PMIX_SERVER_TMPDIR` (else `$PMIX_SERVER_TMPDIR`) only when it is a tmpfs, `/dev/shm`,
+//   `/tmp`;
+// - `PMIX_USERID` / `PMIX_GRPID` (uint32): a user and a group that may read the store (the
+//   job's, when the server runs as root for them); nobody but the owner writes;
+// - `PMIX_HOSTNAME`: this node's name as registrations name it (default the kernel's).
 //
 // # Safety
 // `info` is NULL or `ninfo` valid `pmix_info_t`; `out` a valid location.
@@ -80,6 +89,15 @@ pmix_status_t rshm_server_close(struct rshm_server_t *s);
 // # Safety
 // `s` is NULL or a handle from `rshm_server_open`.
 const char *rshm_server_path(const struct rshm_server_t *s);
+
+// One line describing the store for a log: "store PATH (tmpfs|NOT tmpfs), owner uid U,
+// readable by uid R gid G" ("-" for no reader), copied NUL-terminated into `buf` (at most
+// `len - 1` bytes, truncated). Returns the line's full length (0 for a NULL handle).
+//
+// # Safety
+// `s` is NULL or a handle from `rshm_server_open`; `buf` is NULL (with `len` 0) or writable
+// for `len` bytes.
+size_t rshm_server_describe(const struct rshm_server_t *s, char *buf, size_t len);
 
 // `PMIx_server_register_nspace` (17.2.3): publish the namespace's job data from its
 // registration array (top-level keys, session/job/app/node/proc info arrays, node and process
@@ -193,15 +211,6 @@ pmix_status_t rshm_server_withdraw(struct rshm_server_t *s,
 // `s` a handle; `nspace` NUL-terminated.
 pmix_status_t rshm_server_withdraw_posted(struct rshm_server_t *s, const char *nspace);
 
-// What a client needs to attach, added to its environment (`PMIx_server_setup_fork`):
-// `RSHM_STORE`, `RSHM_NSPACE`, `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of
-// "NAME=value" strings (as PMIx's setup_fork uses); entries are replaced or appended.
-//
-// # Safety
-// `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an
-// array.
-pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s, const pmix_proc_t *proc, char ***env);
-
 // What the store has published so far, written to `*out`.
 //
 // # Safety
@@ -214,6 +223,16 @@ pmix_status_t rshm_server_stats(const struct rshm_server_t *s, struct rshm_serve
 // # Safety
 // `buf` is NULL (with `len` 0) or writable for `len` bytes.
 size_t rshm_server_last_error(char *buf, size_t len);
+
+// What a client needs to attach, added to its environment (`PMIx_server_setup_fork`):
+// `RSHM_STORE`, `RSHM_STORE_OWNER` (the owner's uid, which the client requires), `RSHM_NSPACE`,
+// `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of "NAME=value" strings (as PMIx's
+// setup_fork uses); entries are replaced or appended.
+//
+// # Safety
+// `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an
+// array.
+pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s, const pmix_proc_t *proc, char ***env);
 
 #ifdef __cplusplus
 }  // extern "C"

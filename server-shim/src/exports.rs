@@ -84,9 +84,14 @@ unsafe fn handle<'a>(s: *const rshm_server_t) -> Result<&'a rshm_server_t, AbiEr
     unsafe { s.as_ref() }.ok_or_else(|| AbiError::BadParam("NULL server".into()))
 }
 
-/// Create a store. Directives read from `info` (others are ignored): `PMIX_SERVER_TMPDIR`
-/// (where), `PMIX_USERID`/`PMIX_GRPID` (owner and group of the files; with a group, it may
-/// read), `PMIX_HOSTNAME` (this node's name as registrations name it; default the kernel's).
+/// Create a store, owned by this process (files 0600 / directory 0700 plus read ACL entries).
+/// Directives read from `info` (others are ignored):
+/// - where, first match: `RSHM_SERVER_INFO_DIR` ("rshm.dir", used as given), `$RSHM_DIR`,
+///   `PMIX_SERVER_TMPDIR` (else `$PMIX_SERVER_TMPDIR`) only when it is a tmpfs, `/dev/shm`,
+///   `/tmp`;
+/// - `PMIX_USERID` / `PMIX_GRPID` (uint32): a user and a group that may read the store (the
+///   job's, when the server runs as root for them); nobody but the owner writes;
+/// - `PMIX_HOSTNAME`: this node's name as registrations name it (default the kernel's).
 ///
 /// # Safety
 /// `info` is NULL or `ninfo` valid `pmix_info_t`; `out` a valid location.
@@ -145,6 +150,30 @@ pub unsafe extern "C" fn rshm_server_path(s: *const rshm_server_t) -> *const c_c
             Some(h) => h.path.as_ptr(),
             None => core::ptr::null(),
         }
+    })
+}
+
+/// One line describing the store for a log: "store PATH (tmpfs|NOT tmpfs), owner uid U,
+/// readable by uid R gid G" ("-" for no reader), copied NUL-terminated into `buf` (at most
+/// `len - 1` bytes, truncated). Returns the line's full length (0 for a NULL handle).
+///
+/// # Safety
+/// `s` is NULL or a handle from `rshm_server_open`; `buf` is NULL (with `len` 0) or writable
+/// for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_describe(
+    s: *const rshm_server_t,
+    buf: *mut c_char,
+    len: usize,
+) -> usize {
+    ffi_or(0, || {
+        // SAFETY: caller contract.
+        let Some(h) = (unsafe { s.as_ref() }) else {
+            return 0;
+        };
+        let line = lock(h).describe();
+        // SAFETY: caller contract.
+        unsafe { abi::c::copy_to_buf(&line, buf, len) }
     })
 }
 
@@ -483,81 +512,6 @@ pub unsafe extern "C" fn rshm_server_withdraw_posted(
     })
 }
 
-/// What a client needs to attach, added to its environment (`PMIx_server_setup_fork`):
-/// `RSHM_STORE`, `RSHM_NSPACE`, `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of
-/// "NAME=value" strings (as PMIx's setup_fork uses); entries are replaced or appended.
-///
-/// # Safety
-/// `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an
-/// array.
-#[no_mangle]
-pub unsafe extern "C" fn rshm_server_setup_fork(
-    s: *mut rshm_server_t,
-    proc: *const pmix_proc_t,
-    env: *mut *mut *mut c_char,
-) -> pmix_status_t {
-    ffi_status(|| {
-        if env.is_null() {
-            return Err(AbiError::BadParam("NULL env".into()));
-        }
-        // SAFETY: caller contract.
-        let (h, (ns, rank)) = unsafe { (handle(s)?, proc_ref(proc)?) };
-        let vars = lock(h).client_env(ns, rank);
-        for (name, value) in vars {
-            // SAFETY: `env` holds NULL or a malloc'ed NULL-terminated array (caller contract).
-            unsafe { setenv_array(env, name, &value) }?;
-        }
-        Ok(())
-    })
-}
-
-/// Set NAME=value in a malloc'ed, NULL-terminated environment array.
-///
-/// # Safety
-/// `env` is valid and `*env` is NULL or a malloc'ed NULL-terminated array of malloc'ed strings.
-unsafe fn setenv_array(
-    env: *mut *mut *mut c_char,
-    name: &str,
-    value: &str,
-) -> Result<(), AbiError> {
-    let entry = format!("{name}={value}");
-    if entry.as_bytes().contains(&0) {
-        return Err(AbiError::BadParam("environment value with a NUL".into()));
-    }
-    let prefix = format!("{name}=");
-    // SAFETY: every pointer below follows the function's contract; new memory is malloc'ed so
-    // the caller (or PMIx) frees it like its own entries.
-    unsafe {
-        let dup = libc::strdup(CString::new(entry).map_err(|_| AbiError::NoMem)?.as_ptr());
-        if dup.is_null() {
-            return Err(AbiError::NoMem);
-        }
-        let mut n = 0usize;
-        let arr = *env;
-        if !arr.is_null() {
-            while !(*arr.add(n)).is_null() {
-                let cur = *arr.add(n);
-                if libc::strncmp(cur, prefix.as_ptr().cast(), prefix.len()) == 0 {
-                    libc::free(cur.cast());
-                    *arr.add(n) = dup;
-                    return Ok(());
-                }
-                n += 1;
-            }
-        }
-        let grown = libc::realloc(arr.cast(), (n + 2) * core::mem::size_of::<*mut c_char>())
-            .cast::<*mut c_char>();
-        if grown.is_null() {
-            libc::free(dup.cast());
-            return Err(AbiError::NoMem);
-        }
-        *grown.add(n) = dup;
-        *grown.add(n + 1) = core::ptr::null_mut();
-        *env = grown;
-    }
-    Ok(())
-}
-
 /// What a store has published since it was opened (`rshm_server_stats`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -603,6 +557,8 @@ pub unsafe extern "C" fn rshm_server_last_error(buf: *mut c_char, len: usize) ->
     // SAFETY: caller contract.
     ffi_or(0, || unsafe { abi::c::copy_last_error(buf, len) })
 }
+
+mod fork;
 
 #[cfg(test)]
 mod tests;

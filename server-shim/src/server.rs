@@ -19,11 +19,16 @@ pub use pending::{Flushed, Unpublished};
 pub use abi::env;
 
 /// How to open a server's store; from the `info` array of `rshm_server_open` (docs/ffi.md).
+/// Where it goes is `gds::choose_base_dir(base_dir, server_tmpdir)`.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
-    /// Where to create the store (`PMIX_SERVER_TMPDIR`); default `gds::default_base_dir`.
+    /// An explicit base directory, used as given (`rshm.dir`; without it `$RSHM_DIR`).
     pub base_dir: Option<PathBuf>,
-    /// Who besides the server may read the store (`PMIX_USERID`, `PMIX_GRPID`): ACL entries.
+    /// The PMIx server's tmpdir (`PMIX_SERVER_TMPDIR`; without it the environment's): taken
+    /// only when it is a tmpfs (a resource manager's is often on disk).
+    pub server_tmpdir: Option<PathBuf>,
+    /// Who besides the server may read the store (`PMIX_USERID`, `PMIX_GRPID`: the job's user
+    /// and group when the server runs as root for them): ACL entries.
     pub ownership: Ownership,
     /// This node's name, as the registrations name it (`PMIX_HOSTNAME`); default the kernel's.
     pub local_host: Option<String>,
@@ -33,6 +38,7 @@ impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
             base_dir: None,
+            server_tmpdir: None,
             ownership: Ownership::PRIVATE,
             local_host: None,
         }
@@ -46,14 +52,25 @@ fn u32_of(v: &Value, key: &str) -> Result<u32> {
     }
 }
 
+fn string_of(v: &Value, key: &str) -> Result<String> {
+    match v {
+        Value::String(s) if !s.is_empty() => Ok(s.clone()),
+        _ => Err(Error::InvalidArgument(format!(
+            "{key} must be a non-empty string"
+        ))),
+    }
+}
+
 impl ServerOptions {
     /// Read the directives rshm understands; others are ignored (they are the host's).
     pub fn from_infos(infos: &[Info]) -> Result<ServerOptions> {
         let mut o = ServerOptions::default();
         for i in infos {
             match i.key.as_str() {
+                env::INFO_DIR => o.base_dir = Some(string_of(&i.value, env::INFO_DIR)?.into()),
+                // Only a hint (taken when a tmpfs): an empty one is none.
                 "pmix.srvr.tmpdir" => match &i.value {
-                    Value::String(s) => o.base_dir = Some(PathBuf::from(s)),
+                    Value::String(s) => o.server_tmpdir = (!s.is_empty()).then(|| PathBuf::from(s)),
                     _ => {
                         return Err(Error::InvalidArgument(
                             "PMIX_SERVER_TMPDIR must be a string".into(),
@@ -87,6 +104,7 @@ fn kernel_hostname() -> String {
 /// One server's store.
 pub struct Server {
     writer: Writer,
+    ownership: Ownership,
     local_host: String,
     posted: HashMap<String, PostedParts>,
     resources: Option<Resources>,
@@ -138,13 +156,15 @@ pub enum PostedData<'a> {
 impl Server {
     /// Create the store.
     pub fn open(opts: ServerOptions) -> Result<Server> {
+        let base = gds::choose_base_dir(opts.base_dir.as_deref(), opts.server_tmpdir.as_deref());
         let writer = Writer::create(StoreOptions {
-            base_dir: opts.base_dir,
+            base_dir: Some(base),
             ownership: opts.ownership,
             ..StoreOptions::default()
         })?;
         Ok(Server {
             writer,
+            ownership: opts.ownership,
             local_host: opts.local_host.unwrap_or_else(kernel_hostname),
             posted: HashMap::new(),
             resources: None,
@@ -156,6 +176,29 @@ impl Server {
     /// The store directory (what clients attach to).
     pub fn path(&self) -> &Path {
         self.writer.path()
+    }
+
+    /// The store's owner (this process's effective uid): what clients require
+    /// (`RSHM_STORE_OWNER`).
+    pub fn owner_uid(&self) -> u32 {
+        self.writer.owner_uid()
+    }
+
+    /// One line for a log: where the store is, on what, owned and readable by whom.
+    pub fn describe(&self) -> String {
+        let id = |v: Option<u32>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+        format!(
+            "store {} ({}), owner uid {}, readable by uid {} gid {}",
+            self.path().display(),
+            if gds::is_tmpfs(self.path()) {
+                "tmpfs"
+            } else {
+                "NOT tmpfs"
+            },
+            self.owner_uid(),
+            id(self.ownership.reader_uid),
+            id(self.ownership.reader_gid),
+        )
     }
 
     /// What the store has published so far (generations, bytes and files written).
@@ -364,6 +407,7 @@ impl Server {
     pub fn client_env(&self, ns: &str, rank: u32) -> Vec<(&'static str, String)> {
         vec![
             (env::STORE, self.path().display().to_string()),
+            (env::STORE_OWNER, self.owner_uid().to_string()),
             (env::NSPACE, ns.to_owned()),
             (env::RANK, rank.to_string()),
         ]

@@ -22,3 +22,16 @@ fn committed_header_is_current() {
         "{path} is stale: regenerate with RSHM_BLESS=1 cargo test -p server-shim --test header"
     );
 }
+
+/// The header spells `rshm_server_open`'s info key (cbindgen.toml: cbindgen writes no string
+/// constants) as abi names it.
+#[test]
+fn the_header_s_info_key_is_abi_s() {
+    let header = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/include/rshm_server.h"
+    ))
+    .expect("header");
+    let define = format!("#define RSHM_SERVER_INFO_DIR \"{}\"\n", abi::env::INFO_DIR);
+    assert!(header.contains(&define), "no {define:?} in the header");
+}

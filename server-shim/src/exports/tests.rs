@@ -8,7 +8,7 @@ use gds::{Info, Value};
 fn open() -> (tempfile::TempDir, *mut rshm_server_t) {
     let dir = tempfile::tempdir().expect("tempdir");
     let info = abi::c::c_info(&Info {
-        key: "pmix.srvr.tmpdir".into(),
+        key: abi::env::INFO_DIR.into(),
         flags: 0,
         value: Value::String(dir.path().display().to_string()),
     })

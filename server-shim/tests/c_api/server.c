@@ -382,7 +382,7 @@ int main(int argc, char **argv)
     /* open */
     call(rshm_server_open(NULL, 0, NULL), PMIX_ERR_BAD_PARAM, "rshm_server_open(out NULL)");
     il_str(&l, PMIX_HOSTNAME, CT_HOST0);
-    il_str(&l, PMIX_SERVER_TMPDIR, tmpdir);
+    il_str(&l, RSHM_SERVER_INFO_DIR, tmpdir);
     if (!call(rshm_server_open(l.v, l.n, &s), PMIX_SUCCESS, "rshm_server_open")) {
         return 1;
     }
