@@ -16,7 +16,9 @@ extern "C" {
 // `$RSHM_NSPACE`/`$RSHM_RANK`, else `$PMIX_NAMESPACE`/`$PMIX_RANK`. Returns `PMIX_ERR_EXISTS`
 // if already attached, `PMIX_ERR_NOT_FOUND` if there is no store, `PMIX_ERR_UNREACH` if the
 // server removed it while this attached, `PMIX_ERR_INIT` for a store of an unknown format
-// version, `PMIX_ERR_NO_PERMISSIONS` for one the caller may not read.
+// version, `PMIX_ERR_NO_PERMISSIONS` for one the caller may not read or does not trust (not
+// owned by the uid `$RSHM_STORE_OWNER` names, else by root or the caller; or writable by others
+// than its owner).
 //
 // # Safety
 // `path` is NULL or a NUL-terminated string; `self_proc` is NULL or a valid `pmix_proc_t`.
