@@ -57,11 +57,11 @@ fn a_large_posted_byte_object_peaks_below_two_and_a_half_times_its_size() {
     const MIB: u64 = 1 << 20;
     let size = 64 * MIB as usize;
     let base = tempfile::tempdir().expect("tempdir");
-    let tmpdir = Info::new(
-        "pmix.srvr.tmpdir",
+    let dir = Info::new(
+        abi::env::INFO_DIR,
         Value::String(base.path().to_str().expect("utf-8 path").into()),
     );
-    let info = [c_info(&tmpdir).expect("info")];
+    let info = [c_info(&dir).expect("info")];
     let mut s: *mut c_void = core::ptr::null_mut();
     // SAFETY: one valid info; `s` a valid location.
     let rc = unsafe { rshm_server_open(info.as_ptr(), 1, &mut s) };

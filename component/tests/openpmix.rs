@@ -133,6 +133,52 @@ fn clients_that_cannot_use_the_store_complete_on_hash() {
 }
 
 #[test]
+fn a_client_declines_a_store_not_owned_by_the_uid_its_server_named() {
+    // The server's real store, but the clients are told another owner (RSHM_STORE_OWNER, set
+    // at setup_fork, replaced in the client command): they refuse it (PMIX_ERR_NO_PERMISSIONS),
+    // say why with gds_rshm_verbose, and complete the job on hash.
+    let job = "examples/job-2node.txt";
+    let corpus = "examples/corpus-2node.txt";
+    let hash = answers(&pmix_job(job, corpus, Gds::Hash, ""));
+    let st = tempfile::tempdir().unwrap();
+    let owner = std::fs::metadata(st.path()).map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    });
+    let wrap = format!("env {}={} ", abi::env::STORE_OWNER, owner.unwrap() ^ 1);
+    let text = std::fs::read_to_string(pmixhost::build().join(corpus)).unwrap();
+    let corpora = [format!("{text}\nmaps\n")];
+    let verbose = [("PMIX_MCA_gds_rshm_verbose", "1")];
+    let (ok, lines, err) = pmix_job_run(
+        job,
+        "corpus-2node.txt",
+        &corpora,
+        Gds::Rshm(st.path()),
+        &wrap,
+        &verbose,
+    );
+    assert!(ok, "job failed:\n{err}");
+    let d = diff(&hash, &answers(&lines));
+    assert!(d.is_empty(), "answers differ from hash:\n{d:#?}");
+    assert!(
+        maps(&lines).values().all(Vec::is_empty),
+        "a client mapped the store"
+    );
+    assert_eq!(stats(st.path()).2, 0, "a client used rshm");
+    let declined: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("rshm: client declines the store, hash serves: "))
+        .collect();
+    assert_eq!(declined.len(), 4, "{err}");
+    for l in declined {
+        assert!(
+            l.contains("NO-PERMISSIONS") && l.contains("untrusted"),
+            "{l}"
+        );
+    }
+}
+
+#[test]
 fn a_value_the_store_refuses_is_read_from_hash_not_the_older_one() {
     // Every rank commits k = "v1-<rank>", then k again as a PMIX_PROC_STATS, which rshm does not
     // store: the component withdraws k, and every Get of k reads it from hash.
