@@ -1,10 +1,12 @@
 //! `rshm`: the main job (a synthetic PMIx job through a real store, read by separate
 //! processes) and tools to inspect a store.
 
-#![forbid(unsafe_code)]
+// `unsafe` only in hold.rs (fork), allowed there alone.
+#![deny(unsafe_code)]
 
 mod args;
 mod demo;
+mod hold;
 mod inspect;
 mod measure;
 mod out;
@@ -22,7 +24,11 @@ usage:
   rshm get STORE NSPACE REALM KEY
       print one value; REALM is job | session:ID | app:N | node:ID | proc:RANK
   rshm sweep [BASE]
-      remove stores left by dead servers in BASE (default: the default base directory)
+      remove stores left by dead servers in BASE (default: the default base directory);
+      prints what it removed, the live stores, and what it skipped and why
+  rshm hold --base DIR [--daemonize 1]
+      test helper: create a store, print its path, keep it until stdin closes (--daemonize:
+      fork first; the child holds it) (cli/tests/sweep.rs)
   rshm write-loop --base DIR | rshm read-loop STORE [--hold 1]
       test helpers: publish (read) until killed; --hold: keep one pin until a line on stdin
       (cli/tests/crash.rs)
@@ -36,6 +42,7 @@ fn main() -> ExitCode {
         Some("dump") => inspect::dump(&argv[1..]),
         Some("get") => inspect::get(&argv[1..]),
         Some("sweep") => inspect::sweep(&argv[1..]),
+        Some("hold") => hold::hold(&argv[1..]).map_err(out::Fail::from),
         Some("write-loop") => torture::write_loop(&argv[1..]).map_err(out::Fail::from),
         Some("read-loop") => torture::read_loop(&argv[1..]).map_err(out::Fail::from),
         Some("-h" | "--help" | "help") => out::line(format_args!("{}", USAGE.trim_end())),

@@ -5,6 +5,7 @@ mod common;
 
 use common::opts;
 use std::process::Command;
+use std::time::{Duration, SystemTime};
 
 use gds::{part, Realm, TableBuilder, Value, Writer};
 
@@ -121,16 +122,30 @@ fn dump_shows_each_proc_column_and_whether_it_is_stored_in_blocks() {
 #[test]
 fn sweep_removes_the_store_of_a_dead_writer_and_keeps_live_ones() {
     let base = base();
-    // A store whose writer pid cannot exist (pid_max is below 2^22 + 1 on Linux).
-    let dead = base.path().join("rshm-4194305-00000000deadbeef");
-    std::fs::create_dir(&dead).unwrap();
-    std::fs::write(dead.join("rshm-anchor"), b"left by a dead server").unwrap();
+    // Stores without a lock file (an older rshm's) whose writer pid cannot exist (pid_max is
+    // below 2^22 + 1 on Linux): judged by that pid once older than the grace period, which
+    // covers a writer between its mkdir and its lock.
+    let lockless = |name: &str, age: Duration| {
+        let dir = base.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("rshm-anchor"), b"left by a dead server").unwrap();
+        let then = SystemTime::now() - age;
+        std::fs::File::open(&dir)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+        dir
+    };
+    let dead = lockless("rshm-4194305-00000000deadbeef", Duration::from_secs(120));
+    let young = lockless("rshm-4194306-00000000deadbeef", Duration::ZERO);
     let live = Writer::create(opts(base.path())).unwrap();
     let out = rshm().arg("sweep").arg(base.path()).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("1 removed, 1 alive"), "{text}");
+    assert!(text.contains("1 removed, 1 alive, 1 skipped"), "{text}");
+    assert!(text.contains("younger than 60 s"), "{text}");
     assert!(!dead.exists());
+    assert!(young.exists());
     assert!(live.path().exists());
 }
 

@@ -10,7 +10,7 @@
 mod tmpfs;
 
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -255,7 +255,7 @@ fn get_as_user(rshm: &Path, store: &Path) -> (bool, String) {
 }
 
 #[test]
-fn another_user_cannot_open_a_private_store_and_the_owner_given_can() {
+fn another_user_cannot_open_a_private_store_and_the_reader_named_can() {
     if !root_for("create a user") {
         return;
     }
@@ -280,7 +280,7 @@ fn another_user_cannot_open_a_private_store_and_the_owner_given_can() {
     let (ok, msg) = get_as_user(&rshm, private.path());
     assert!(!ok && msg.contains("permission denied"), "{msg}");
 
-    // Owned by the job's user (PMIX_USERID): that user reads it.
+    // Readable by the job's user (PMIX_USERID), through an ACL: that user reads it.
     let mut theirs = Writer::create(StoreOptions {
         ownership: Ownership {
             reader_uid: Some(uid),
@@ -296,6 +296,8 @@ fn another_user_cannot_open_a_private_store_and_the_owner_given_can() {
         get_as_user(&rshm, theirs.path()),
         (true, "Uint32(42)".to_string())
     );
+    // Still root's, writable by root alone: the ACL's mask (the group bits) grants read only.
     let meta = std::fs::metadata(theirs.path().join("rshm-anchor")).unwrap();
-    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(meta.uid(), 0);
+    assert_eq!(meta.permissions().mode() & 0o777, 0o640);
 }

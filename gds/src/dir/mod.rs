@@ -222,7 +222,8 @@ impl StoreDir {
     /// Remove every `rshm-` file and then the directory itself. The anchor goes first: a reader
     /// that misses a file and then finds no anchor knows the store was removed, not damaged.
     /// The lock file goes last, so that a sweep never finds the store unlocked while it has
-    /// files.
+    /// files. The directory is removed only if its path still names it: in a base others may
+    /// write, it may have been moved away and something else put in its place.
     pub fn remove_all(self) -> Result<()> {
         let mut names = self.list()?;
         names.sort_by_key(|n| n != ANCHOR_NAME);
@@ -235,11 +236,37 @@ impl StoreDir {
         let parent = self.path.parent().unwrap_or(Path::new("/"));
         let name = self.path.file_name().unwrap_or(OsStr::new(""));
         let parent_fd = open_base(parent)?;
+        if !names_same_dir(&parent_fd, name, &self.fd) {
+            return Err(Error::Io {
+                op: "remove store directory",
+                source: io::Error::other(format!(
+                    "{} no longer names the store directory (moved or replaced): its files \
+                     were removed, the emptied directory is left where it was moved",
+                    self.path.display()
+                )),
+            });
+        }
         match rustix::fs::unlinkat(&parent_fd, name, AtFlags::REMOVEDIR) {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
             Err(e) => Err(Error::io("remove store directory", e.into())),
         }
     }
+}
+
+/// Whether `name` in `parent` is the directory `dir` (same device and inode; not following a
+/// symlink). A missing `name` is not: there is nothing to remove.
+pub(crate) fn names_same_dir(
+    parent: impl AsFd,
+    name: impl rustix::path::Arg,
+    dir: impl AsFd,
+) -> bool {
+    let (Ok(at), Ok(fd)) = (
+        rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW),
+        rustix::fs::fstat(dir),
+    ) else {
+        return false;
+    };
+    (at.st_dev, at.st_ino) == (fd.st_dev, fd.st_ino)
 }
 
 /// Names of the entries of directory `fd` (all of them but `.` and `..`), sorted.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use super::liveness::{self, Liveness, LOCK_NAME};
-use super::{list_all, list_rshm, open_base};
+use super::{list_all, list_rshm, names_same_dir, open_base};
 use crate::error::Result;
 use crate::segment::ANCHOR_NAME;
 
@@ -125,6 +125,9 @@ fn remove_store(base: &OwnedFd, name: &str, dir: &OwnedFd) -> Result<(), String>
         } else if let Err(why) = unlink_regular(dir, &entry) {
             left.push(format!("{entry} ({why})"));
         }
+    }
+    if !names_same_dir(base, name, dir) {
+        return Err("replaced while it was being removed".into());
     }
     match rustix::fs::unlinkat(base, name, AtFlags::REMOVEDIR) {
         Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
