@@ -43,7 +43,7 @@ run() { # column N K -> $OUT/<column>-<N>-<K>.{clients,cpu,err}, stats/, perf
   mkdir -p "$tag.stats" "$SHM/$col"
   local perf=()
   [ "$PERF" = 1 ] && perf=(perf record -q -e cpu-clock -F 499 -o "$tag.perf" --)
-  TMPDIR="$SHM/$col" PMIX_MCA_mca_base_component_path=$COMP PMIX_MCA_gds=$gds \
+  RSHM_DIR="$SHM/$col" PMIX_MCA_mca_base_component_path=$COMP PMIX_MCA_gds=$gds \
     RSHM_GDS_STATS="$tag.stats" \
     "${perf[@]}" "$OUT/host_cpu" -w "$SHM/$col" -o "$tag.cpu" -- \
     tools/pmix-host/pmix-host --job "$OUT/job-$n.txt" --timeout $((120 + n)) \

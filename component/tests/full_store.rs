@@ -2,7 +2,7 @@
 //! (tools/pmix-host) must read exactly what they read under `PMIX_MCA_gds=hash`, never an older
 //! value the store still holds (docs/openpmix.md "A value the store cannot take").
 //!
-//! The store is put on a tmpfs of a few MiB mounted for the test (`PMIX_SERVER_TMPDIR` in the
+//! The store is put on a tmpfs of a few MiB mounted for the test (`RSHM_DIR` in the
 //! server's environment), so these tests need root; elsewhere each prints a `SKIPPED` line.
 //! Large values are read with the client's `digest` line (length and hash of the value's text).
 
@@ -58,7 +58,7 @@ fn a_value_the_full_store_cannot_write_is_read_from_hash_not_the_older_one() {
     corpus.push_str("maps\n");
     let tmpdir = fs.path().to_str().unwrap();
     let env = [
-        ("PMIX_SERVER_TMPDIR", tmpdir),
+        ("RSHM_DIR", tmpdir),
         ("PMIX_MCA_gds_base_verbose", "1"),
     ];
     let corpora = [corpus];
@@ -153,7 +153,7 @@ fn a_store_filled_by_fenced_cards_answers_as_hash_and_serves_later_commits() {
     let fs = Tmpfs::mount("4m");
     let tmpdir = fs.path().to_str().unwrap();
     let env = [
-        ("PMIX_SERVER_TMPDIR", tmpdir),
+        ("RSHM_DIR", tmpdir),
         ("PMIX_MCA_gds_base_verbose", "1"),
     ];
     let card = 3 << 19;
