@@ -57,10 +57,7 @@ fn a_value_the_full_store_cannot_write_is_read_from_hash_not_the_older_one() {
     }
     corpus.push_str("maps\n");
     let tmpdir = fs.path().to_str().unwrap();
-    let env = [
-        ("RSHM_DIR", tmpdir),
-        ("PMIX_MCA_gds_base_verbose", "1"),
-    ];
+    let env = [("RSHM_DIR", tmpdir), ("PMIX_MCA_gds_base_verbose", "1")];
     let corpora = [corpus];
     let name = "full-store-big.txt";
     let (ok, hash, err) = pmix_job_run(JOB, name, &corpora, Gds::Hash, "", &env);
@@ -152,10 +149,7 @@ fn a_store_filled_by_fenced_cards_answers_as_hash_and_serves_later_commits() {
     // the store again.
     let fs = Tmpfs::mount("4m");
     let tmpdir = fs.path().to_str().unwrap();
-    let env = [
-        ("RSHM_DIR", tmpdir),
-        ("PMIX_MCA_gds_base_verbose", "1"),
-    ];
+    let env = [("RSHM_DIR", tmpdir), ("PMIX_MCA_gds_base_verbose", "1")];
     let card = 3 << 19;
     let name = "full-store-fill.txt";
     let corpora = fill_corpora(card, true);

@@ -179,6 +179,30 @@ fn a_client_declines_a_store_not_owned_by_the_uid_its_server_named() {
 }
 
 #[test]
+fn clients_told_gds_hash_do_not_use_the_servers_store() {
+    // rshm off for one job's clients (docs/deploy.md): the server runs rshm,hash, its clients
+    // PMIX_MCA_gds=hash; they answer as hash and never map the store.
+    let job = "examples/job-2node.txt";
+    let corpus = "examples/corpus-2node.txt";
+    let hash = answers(&pmix_job(job, corpus, Gds::Hash, ""));
+    let st = tempfile::tempdir().unwrap();
+    let lines = pmix_job(job, corpus, Gds::Rshm(st.path()), "env PMIX_MCA_gds=hash ");
+    let d = diff(&hash, &answers(&lines));
+    assert!(d.is_empty(), "answers differ from hash:\n{d:#?}");
+    let m = maps(&lines);
+    assert_eq!(m.len(), 4);
+    assert!(
+        m.values().all(Vec::is_empty),
+        "a client mapped the store: {m:?}"
+    );
+    assert_eq!(stats(st.path()).2, 0, "a client used rshm");
+    assert!(
+        server_stats(st.path())["publications"] > 0,
+        "the server had no store"
+    );
+}
+
+#[test]
 fn a_value_the_store_refuses_is_read_from_hash_not_the_older_one() {
     // Every rank commits k = "v1-<rank>", then k again as a PMIX_PROC_STATS, which rshm does not
     // store: the component withdraws k, and every Get of k reads it from hash.
