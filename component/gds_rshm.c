@@ -39,7 +39,6 @@
 
 #include "src/class/pmix_list.h"
 #include "src/include/pmix_globals.h"
-#include "src/mca/base/pmix_mca_base_var.h"
 #include "src/mca/bfrops/bfrops.h"
 #include "src/mca/gds/base/base.h"
 #include "src/mca/gds/gds.h"
@@ -47,6 +46,7 @@
 #include "src/util/pmix_output.h"
 
 #include "registration.h"
+#include "settings.h"
 #include "staging.h"
 #include "rshm_client.h"
 #include "rshm_server.h"
@@ -66,19 +66,6 @@ bool rshm_gds42_store_announced(void);
 #define RSHM_NAMED_PRIORITY 150
 /* The KVAL of register_job_info's reply naming the store (docs/openpmix.md). */
 #define RSHM_STORE_KEY "rshm.store"
-
-/* MCA parameters (pmix_mca_register_component_params; `pmix_info --param gds rshm --level 9`).
- * gds_rshm_dir: the store's base directory (rshm.dir of rshm_server_open; it overrides
- * $RSHM_DIR). gds_rshm_verbose: > 0 logs to stderr where the store was created, and why a
- * client declined. */
-static char *param_dir = NULL;
-static int param_verbose = 0;
-
-/* What PMIx_server_init gave every gds module's init: the job's user and group, which may
- * read the store (Slurm's slurmstepd runs as root for a user's tasks), and the server's tmpdir. */
-static bool have_uid = false, have_gid = false;
-static uint32_t job_uid = 0, job_gid = 0;
-static char *server_tmpdir = NULL;
 
 /* Process state. The server handle is created once (under `lock`) and then only read; the
  * client attach happens once, in assign_module, before any fetch. */
@@ -100,14 +87,6 @@ static bool is_plain_client(void)
            && !PMIX_PEER_IS_SERVER(pmix_globals.mypeer) && !PMIX_PEER_IS_TOOL(pmix_globals.mypeer);
 }
 
-/* gds_rshm_verbose > 0: a line on stderr (pmix_output's stream 0). */
-#define RSHM_VERBOSE(...)                                                                          \
-    do {                                                                                           \
-        if (0 < param_verbose) {                                                                   \
-            pmix_output(0, __VA_ARGS__);                                                           \
-        }                                                                                          \
-    } while (0)
-
 static void log_error(const char *what, pmix_status_t rc, bool server_side)
 {
     char msg[512];
@@ -116,7 +95,7 @@ static void log_error(const char *what, pmix_status_t rc, bool server_side)
     } else {
         rshm_client_last_error(msg, sizeof(msg));
     }
-    if (0 < param_verbose) {
+    if (0 < rshm_verbose) {
         pmix_output(0, "rshm: %s: %s (%s)", what, PMIx_Error_string(rc), msg);
     } else {
         pmix_output_verbose(1, pmix_gds_base_output, "gds:rshm: %s: %s (%s)", what,
@@ -143,34 +122,12 @@ static rshm_server_t *server_store(void)
     rshm_server_t *s;
     pthread_mutex_lock(&lock);
     if (NULL == server && !server_failed && is_server()) {
-        pmix_info_t info[5];
-        size_t ninfo = 0;
+        pmix_info_t info[RSHM_OPEN_INFO];
         pmix_status_t rc;
         /* The node name the core uses (PMIX_HOSTNAME given to PMIx_server_init, else the
-         * kernel's): registrations name nodes that way. */
-        if (NULL != pmix_globals.hostname) {
-            PMIX_INFO_LOAD(&info[ninfo], PMIX_HOSTNAME, pmix_globals.hostname, PMIX_STRING);
-            ninfo++;
-        }
-        /* The job's user and group read the store; the files stay this server's. */
-        if (have_uid) {
-            PMIX_INFO_LOAD(&info[ninfo], PMIX_USERID, &job_uid, PMIX_UINT32);
-            ninfo++;
-        }
-        if (have_gid) {
-            PMIX_INFO_LOAD(&info[ninfo], PMIX_GRPID, &job_gid, PMIX_UINT32);
-            ninfo++;
-        }
-        /* Where: gds_rshm_dir, else $RSHM_DIR, else the server's tmpdir if it is a tmpfs, else
-         * /dev/shm (the shim decides; docs/deploy.md). */
-        if (NULL != server_tmpdir) {
-            PMIX_INFO_LOAD(&info[ninfo], PMIX_SERVER_TMPDIR, server_tmpdir, PMIX_STRING);
-            ninfo++;
-        }
-        if (NULL != param_dir && '\0' != param_dir[0]) {
-            PMIX_INFO_LOAD(&info[ninfo], RSHM_SERVER_INFO_DIR, param_dir, PMIX_STRING);
-            ninfo++;
-        }
+         * kernel's): registrations name nodes that way. Where the store goes and who reads it:
+         * settings.c (docs/deploy.md). */
+        size_t ninfo = rshm_open_info(info, pmix_globals.hostname);
         rc = rshm_server_open(ninfo ? info : NULL, ninfo, &server);
         for (size_t i = 0; i < ninfo; i++) {
             PMIX_INFO_DESTRUCT(&info[i]);
@@ -203,37 +160,12 @@ static rshm_server_t *open_server(void)
 
 /* ---- module functions ------------------------------------------------------------------ */
 
-/* A uint32 directive's value (PMIX_USERID, PMIX_GRPID); false for another type. */
-static bool info_uint32(const pmix_info_t *info, uint32_t *out)
-{
-    if (PMIX_UINT32 != info->value.type) {
-        RSHM_VERBOSE("rshm: %s is not a uint32 (type %s): ignored", info->key,
-                     PMIx_Data_type_string(info->value.type));
-        return false;
-    }
-    *out = info->value.data.uint32;
-    return true;
-}
-
 /* Every process, at framework select, with the info of PMIx_server_init (or PMIx_Init). A
  * server keeps what its store needs later (opened at the first add_nspace or setup_fork):
- * PMIX_USERID / PMIX_GRPID (the job's user and group, given read access) and
- * PMIX_SERVER_TMPDIR (without it the shim reads $PMIX_SERVER_TMPDIR, as libpmix does). */
+ * settings.c. */
 static pmix_status_t rshm_init(pmix_info_t info[], size_t ninfo)
 {
-    const char *tmpdir = NULL;
-    for (size_t n = 0; NULL != info && n < ninfo; n++) {
-        if (PMIX_CHECK_KEY(&info[n], PMIX_USERID)) {
-            have_uid = info_uint32(&info[n], &job_uid);
-        } else if (PMIX_CHECK_KEY(&info[n], PMIX_GRPID)) {
-            have_gid = info_uint32(&info[n], &job_gid);
-        } else if (PMIX_CHECK_KEY(&info[n], PMIX_SERVER_TMPDIR)
-                   && PMIX_STRING == info[n].value.type) {
-            tmpdir = info[n].value.data.string;
-        }
-    }
-    free(server_tmpdir);
-    server_tmpdir = (NULL != tmpdir && '\0' != tmpdir[0]) ? strdup(tmpdir) : NULL;
+    rshm_keep_init_info(info, ninfo);
     return PMIX_SUCCESS;
 }
 
@@ -288,9 +220,7 @@ static void rshm_finalize(void)
         rshm_server_close(server);
         server = NULL;
     }
-    free(server_tmpdir);
-    server_tmpdir = NULL;
-    have_uid = have_gid = false;
+    rshm_forget_init_info();
     pthread_mutex_unlock(&lock);
 }
 
@@ -725,19 +655,7 @@ extern pmix_gds_base_component_t pmix_mca_gds_rshm_component;
 
 static pmix_status_t component_register(void)
 {
-    param_dir = NULL;
-    (void) pmix_mca_base_component_var_register(
-        &pmix_mca_gds_rshm_component.base, "dir",
-        "Base directory of rshm's stores (overrides $RSHM_DIR; default: the server's tmpdir if "
-        "it is a tmpfs, else /dev/shm, else /tmp)",
-        PMIX_MCA_BASE_VAR_TYPE_STRING, &param_dir);
-    param_verbose = 0;
-    (void) pmix_mca_base_component_var_register(
-        &pmix_mca_gds_rshm_component.base, "verbose",
-        "Verbosity of the rshm gds component: > 0 logs to stderr where the store was created "
-        "and why a client declined it (default: 0)",
-        PMIX_MCA_BASE_VAR_TYPE_INT, &param_verbose);
-    return PMIX_SUCCESS;
+    return rshm_register_params(&pmix_mca_gds_rshm_component.base);
 }
 
 static int component_query(pmix_mca_base_module_t **module, int *priority)
