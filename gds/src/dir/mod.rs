@@ -212,11 +212,7 @@ impl StoreDir {
 
     /// Whether the directory holds an entry `name` (of any type; a symlink is not followed).
     pub fn holds(&self, name: &str) -> Result<bool> {
-        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(_) => Ok(true),
-            Err(rustix::io::Errno::NOENT) => Ok(false),
-            Err(e) => Err(Error::io("stat store file", e.into())),
-        }
+        exists_at(&self.fd, name)
     }
 
     /// Remove every `rshm-` file and then the directory itself. The anchor goes first: a reader
@@ -236,6 +232,10 @@ impl StoreDir {
         let parent = self.path.parent().unwrap_or(Path::new("/"));
         let name = self.path.file_name().unwrap_or(OsStr::new(""));
         let parent_fd = open_base(parent)?;
+        if !exists_at(&parent_fd, name)? {
+            // Already gone (a sweep that found this writer dead, or someone else).
+            return Ok(());
+        }
         if !names_same_dir(&parent_fd, name, &self.fd) {
             return Err(Error::Io {
                 op: "remove store directory",
@@ -250,6 +250,15 @@ impl StoreDir {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
             Err(e) => Err(Error::io("remove store directory", e.into())),
         }
+    }
+}
+
+/// Whether `dir` holds an entry `name` (of any type; a symlink is not followed).
+fn exists_at(dir: impl AsFd, name: impl rustix::path::Arg) -> Result<bool> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(_) => Ok(true),
+        Err(rustix::io::Errno::NOENT) => Ok(false),
+        Err(e) => Err(Error::io("stat store entry", e.into())),
     }
 }
 
