@@ -135,3 +135,39 @@ fn gds_rshm_dir_places_the_store_before_rshm_dir_and_verbose_says_where() {
     check_placed(&said, &mapped, by_env.path());
     eprintln!("{said}");
 }
+
+#[test]
+fn a_gds_rshm_dir_the_server_cannot_use_leaves_the_job_to_hash() {
+    // A directory that does not exist: the store cannot be created; the server says so, tells
+    // no client about a store, and every answer is hash's.
+    let job = "examples/job-2node.txt";
+    let corpus = "examples/corpus-2node.txt";
+    let hash = answers(&pmix_job(job, corpus, Gds::Hash, ""));
+    let missing = tempfile::tempdir().unwrap().path().join("missing");
+    let st = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(pmixhost::build().join(corpus)).unwrap();
+    let corpora = [format!("{text}\nmaps\n")];
+    let env = [
+        ("PMIX_MCA_gds_rshm_dir", missing.to_str().unwrap()),
+        ("PMIX_MCA_gds_rshm_verbose", "1"),
+    ];
+    let (ok, lines, err) = pmix_job_run(
+        job,
+        "corpus-2node.txt",
+        &corpora,
+        Gds::Rshm(st.path()),
+        "",
+        &env,
+    );
+    assert!(ok, "job failed:\n{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("rshm: cannot open the store: ")),
+        "no reason given:\n{err}"
+    );
+    assert!(!missing.exists(), "the directory was created");
+    let d = diff(&hash, &answers(&lines));
+    assert!(d.is_empty(), "answers differ from hash:\n{d:#?}");
+    assert!(maps(&lines).values().all(Vec::is_empty));
+    assert_eq!(stats(st.path()).2, 0, "a client used rshm");
+}

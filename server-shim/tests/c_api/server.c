@@ -390,6 +390,18 @@ int main(int argc, char **argv)
     path = strdup(rshm_server_path(s));
     report(0 == stat(path, &st) && S_ISDIR(st.st_mode), "the store is a directory: %s", path);
     report(NULL == rshm_server_path(NULL), "rshm_server_path(NULL) is NULL");
+    {
+        char line[4096], prefix[4200], tiny[8];
+        size_t n = rshm_server_describe(s, line, sizeof(line));
+        snprintf(prefix, sizeof(prefix), "store %s (", path);
+        report(n == strlen(line) && 0 == strncmp(line, prefix, strlen(prefix))
+                   && NULL != strstr(line, "readable by uid - gid -"),
+               "rshm_server_describe: %s", line);
+        report(n == rshm_server_describe(s, tiny, sizeof(tiny)) && 7 == strlen(tiny),
+               "rshm_server_describe truncates to its buffer and returns the full length");
+        report(0 == rshm_server_describe(NULL, line, sizeof(line)),
+               "rshm_server_describe(NULL) is 0");
+    }
 
     /* a malformed registration: an app array without PMIX_APPNUM */
     {
