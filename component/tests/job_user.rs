@@ -10,7 +10,9 @@
 mod support;
 
 use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use support::*;
 
@@ -52,29 +54,93 @@ fn job_user() -> (u32, u32) {
     (id("-u").expect("uid"), id("-g").expect("gid"))
 }
 
+/// What the user's processes run, load and write, copied where any user can reach them (the
+/// build tree may be under a home directory the user cannot enter): pmix-client, the component,
+/// the corpus, the script, and a directory for the clients' counters. (Not named `rshm-*`: the
+/// clients' `maps` lines list paths containing that.)
+struct Staged {
+    dir: tempfile::TempDir,
+}
+
+impl Staged {
+    fn new(corpus: &str) -> Staged {
+        let dir = tempfile::Builder::new()
+            .prefix("job-user-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        mode(dir.path(), 0o755);
+        let put = |name: &str, from: Option<&Path>, text: &str, m: u32| {
+            let to = dir.path().join(name);
+            match from {
+                Some(f) => drop(std::fs::copy(f, &to).unwrap()),
+                None => std::fs::write(&to, text).unwrap(),
+            }
+            mode(&to, m);
+        };
+        std::fs::create_dir(dir.path().join("component")).unwrap();
+        mode(&dir.path().join("component"), 0o755);
+        let so = component_dir().join("pmix_mca_gds_rshm.so");
+        put("component/pmix_mca_gds_rshm.so", Some(&so), "", 0o644);
+        put(
+            "pmix-client",
+            Some(&pmixhost::build().join("pmix-client")),
+            "",
+            0o755,
+        );
+        put("corpus.txt", None, corpus, 0o644);
+        put("attack.sh", None, ATTACK, 0o755);
+        std::fs::create_dir(dir.path().join("stats")).unwrap();
+        mode(&dir.path().join("stats"), 0o777);
+        Staged { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+/// tools/pmix-host (as root) with the job's user named, its clients run as that user; `rshm`:
+/// under `rshm,hash` with `gds_rshm_verbose`, else `hash`. Returns the output lines and stderr.
+fn run_job(staged: &Staged, (uid, gid): (u32, u32), rshm: bool) -> (Vec<String>, String) {
+    let tool = pmixhost::build();
+    let client = format!(
+        "setpriv --reuid={uid} --regid={gid} --clear-groups /bin/sh {} {} {}",
+        staged.path("attack.sh").display(),
+        staged.path("pmix-client").display(),
+        staged.path("corpus.txt").display()
+    );
+    let mut cmd = Command::new(tool.join("pmix-host"));
+    cmd.current_dir(staged.dir.path())
+        .arg("--job")
+        .arg(tool.join(JOB))
+        .args(["--timeout", "100", "--client-cmd", &client])
+        .env("PMIX_HOST_JOB_UID", uid.to_string())
+        .env("PMIX_HOST_JOB_GID", gid.to_string());
+    if rshm {
+        cmd.env("PMIX_MCA_gds", "rshm,hash")
+            .env("PMIX_MCA_mca_base_component_path", staged.path("component"))
+            .env("PMIX_MCA_gds_rshm_verbose", "1")
+            .env("RSHM_GDS_STATS", staged.path("stats"));
+    } else {
+        cmd.env("PMIX_MCA_gds", "hash");
+    }
+    let (ok, out, err) = run(cmd, Duration::from_secs(120));
+    assert!(ok, "pmix-host (rshm: {rshm}) failed:\n{out}\n{err}");
+    (out.lines().map(str::to_owned).collect(), err)
+}
+
 #[test]
 fn a_root_server_s_store_is_read_and_not_changed_by_the_job_s_user() {
     if !root_for("create a user and run clients as it") {
         return;
     }
     let (uid, gid) = job_user();
-    let script = std::env::temp_dir().join(format!("rshm-attack-{}.sh", std::process::id()));
-    std::fs::write(&script, ATTACK).unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let wrap = format!(
-        "setpriv --reuid={uid} --regid={gid} --clear-groups /bin/sh {} ",
-        script.display()
-    );
-    let (uid_s, gid_s) = (uid.to_string(), gid.to_string());
-    let env = [
-        ("PMIX_HOST_JOB_UID", uid_s.as_str()),
-        ("PMIX_HOST_JOB_GID", gid_s.as_str()),
-        ("PMIX_MCA_gds_rshm_verbose", "1"),
-    ];
     let text =
         std::fs::read_to_string(pmixhost::build().join("examples/corpus-2node.txt")).unwrap();
-    let corpora = [format!("{text}\nmaps\n")];
-    let name = "job-user.txt";
+    let staged = Staged::new(&format!("{text}\nmaps\n"));
     let ours = |lines: &[String]| -> Vec<String> {
         answers(lines)
             .into_iter()
@@ -82,14 +148,8 @@ fn a_root_server_s_store_is_read_and_not_changed_by_the_job_s_user() {
             .collect()
     };
 
-    let (ok, hash, err) = pmix_job_run(JOB, name, &corpora, Gds::Hash, &wrap, &env);
-    assert!(ok, "hash run failed:\n{err}");
-    // The user's clients write their counters here.
-    let st = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(st.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let (ok, rshm, err) = pmix_job_run(JOB, name, &corpora, Gds::Rshm(st.path()), &wrap, &env);
-    let _ = std::fs::remove_file(&script);
-    assert!(ok, "rshm run failed:\n{err}");
+    let (hash, _) = run_job(&staged, (uid, gid), false);
+    let (rshm, err) = run_job(&staged, (uid, gid), true);
 
     // The server made its store for the user.
     let said: Vec<&str> = err.lines().filter(|l| l.contains("rshm: store ")).collect();
@@ -105,7 +165,7 @@ fn a_root_server_s_store_is_read_and_not_changed_by_the_job_s_user() {
     for t in &tried {
         let f: Vec<&str> = t.split(' ').collect();
         assert!(f[2].parse::<u32>().unwrap() >= 2, "{t}: too few files");
-        assert_eq!(f[4], uid_s, "{t}: not the job's user");
+        assert_eq!(f[4], uid.to_string(), "{t}: not the job's user");
     }
     let attacks: Vec<&String> = rshm.iter().filter(|l| l.starts_with("attack ")).collect();
     assert!(
@@ -129,7 +189,7 @@ fn a_root_server_s_store_is_read_and_not_changed_by_the_job_s_user() {
             );
         }
     }
-    let (answered, _, clients) = stats(st.path());
+    let (answered, _, clients) = stats(&staged.path("stats"));
     assert_eq!(clients, 4, "client counters");
     assert!(answered > 0, "no Get answered from the store");
     eprintln!(
