@@ -8,6 +8,8 @@
 
 #[path = "../../gds/tests/support/tmpfs.rs"]
 mod tmpfs;
+#[path = "../../gds/tests/support/users.rs"]
+mod users;
 
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -18,21 +20,7 @@ use gds::jobdata::TargetRank;
 use gds::modex;
 use gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 use tmpfs::Tmpfs;
-
-/// Whether the test can run: true as root. Otherwise it fails under CI and says it is skipped
-/// elsewhere (see the module docs).
-fn root_for(what: &str) -> bool {
-    if rustix::process::geteuid().is_root() {
-        return true;
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(
-        !ci,
-        "CI runs the tests as root, this run is not: it cannot {what}"
-    );
-    eprintln!("SKIPPED (not root): needs root to {what}; nothing was checked");
-    false
-}
+use users::{root_for, test_user, USER};
 
 fn opts(base: &Path) -> StoreOptions {
     StoreOptions {
@@ -219,23 +207,6 @@ fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_all_posted_
     s.close().unwrap();
 }
 
-const USER: &str = "rshm-test";
-
-fn test_user() -> u32 {
-    let _ = Command::new("useradd")
-        .args([
-            "--system",
-            "--no-create-home",
-            "--shell",
-            "/usr/sbin/nologin",
-            USER,
-        ])
-        .output();
-    let out = Command::new("id").args(["-u", USER]).output().unwrap();
-    assert!(out.status.success(), "could not create user {USER}");
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
-}
-
 /// Run `rshm get STORE ns job k` as the test user; (success, output).
 fn get_as_user(rshm: &Path, store: &Path) -> (bool, String) {
     let out = Command::new("runuser")
@@ -259,7 +230,7 @@ fn another_user_cannot_open_a_private_store_and_the_reader_named_can() {
     if !root_for("create a user") {
         return;
     }
-    let uid = test_user();
+    let uid = test_user().uid;
     let base = tempfile::Builder::new()
         .prefix("rshm-uid-")
         .tempdir_in("/tmp")
