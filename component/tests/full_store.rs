@@ -43,7 +43,7 @@ fn mapped_on(lines: &[String], fs: &Tmpfs) {
 
 #[test]
 fn a_value_the_full_store_cannot_write_is_read_from_hash_not_the_older_one() {
-    if !root_for("mount a tmpfs") {
+    if !users::root_for("mount a tmpfs") {
         return;
     }
     // Every rank commits k = "v1-<rank>", then k again as a 5 MiB string: the store (a 4 MiB
@@ -139,7 +139,7 @@ fn fill_corpora(card: usize, reads: bool) -> Vec<String> {
 
 #[test]
 fn a_store_filled_by_fenced_cards_answers_as_hash_and_serves_later_commits() {
-    if !root_for("mount a tmpfs") {
+    if !users::root_for("mount a tmpfs") {
         return;
     }
     // Two ranks commit 1.5 MiB cards and fence with PMIX_COLLECT_DATA: the 4 MiB store holds

@@ -1,7 +1,7 @@
 //! A root server for another user's job, as Slurm's slurmstepd is: tools/pmix-host runs as root
 //! with the job's user named in `PMIx_server_init`'s info (`PMIX_USERID` / `PMIX_GRPID`, from
 //! `PMIX_HOST_JOB_UID` / `PMIX_HOST_JOB_GID`), and its clients run as that user (a system user
-//! made for the test, `setpriv --reuid --regid --clear-groups`). The user's clients read the
+//! made for the tests, `setpriv --reuid --regid --clear-groups`). The user's clients read the
 //! store (answers equal hash's; their mappings of its files are read-only) and can change
 //! nothing in it: every write, truncation, rename, removal and new file is refused.
 //!
@@ -17,7 +17,6 @@ use std::time::Duration;
 use support::*;
 
 const JOB: &str = "examples/job-2node.txt";
-const USER: &str = "rshmtest";
 
 /// What the job's user tries on the store before its client starts (`$RSHM_STORE`, from
 /// setup_fork): one "attack" line for any change that succeeded, and a count of what it tried.
@@ -37,22 +36,6 @@ if rmdir "$RSHM_STORE" 2>/dev/null; then echo "attack $RSHM_HOST_RANK removed th
 echo "tried $RSHM_HOST_RANK $n uid $(id -u)"
 exec "$@"
 "#;
-
-/// The test user's uid and gid, made if missing.
-fn job_user() -> (u32, u32) {
-    let id = |flag: &str| -> Option<u32> {
-        let out = Command::new("id").args([flag, USER]).output().ok()?;
-        String::from_utf8(out.stdout).ok()?.trim().parse().ok()
-    };
-    if id("-u").is_none() {
-        let st = Command::new("useradd")
-            .args(["--system", "--no-create-home", USER])
-            .status()
-            .expect("useradd");
-        assert!(st.success(), "useradd --system {USER}");
-    }
-    (id("-u").expect("uid"), id("-g").expect("gid"))
-}
 
 /// What the user's processes run, load and write, copied where any user can reach them (the
 /// build tree may be under a home directory the user cannot enter): pmix-client, the component,
@@ -134,10 +117,10 @@ fn run_job(staged: &Staged, (uid, gid): (u32, u32), rshm: bool) -> (Vec<String>,
 
 #[test]
 fn a_root_server_s_store_is_read_and_not_changed_by_the_job_s_user() {
-    if !root_for("create a user and run clients as it") {
+    if !users::root_for("create a user and run clients as it") {
         return;
     }
-    let (uid, gid) = job_user();
+    let users::Ids { uid, gid } = users::test_user();
     let text =
         std::fs::read_to_string(pmixhost::build().join("examples/corpus-2node.txt")).unwrap();
     let staged = Staged::new(&format!("{text}\nmaps\n"));

@@ -61,17 +61,6 @@ fn pmix_info_lists_both_parameters_and_their_values() {
     }
 }
 
-/// The effective uid of this process.
-fn euid() -> u32 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|v| v.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .expect("Uid line")
-}
-
 /// A job of four clients reading one job-data key, with `env` added; returns the server's
 /// verbose line about its store and the paths the clients mapped.
 fn where_is_the_store(env: &[(&str, &str)]) -> (String, Vec<String>) {
@@ -108,7 +97,10 @@ fn check_placed(said: &str, mapped: &[String], base: &Path) {
         base.display()
     );
     assert!(said.contains(fs), "{said}: not {fs}");
-    let owner = format!("owner uid {}, readable by uid - gid -", euid());
+    let owner = format!(
+        "owner uid {}, readable by uid - gid -",
+        rustix::process::geteuid().as_raw()
+    );
     assert!(said.ends_with(&owner), "{said}");
     for path in mapped {
         assert!(

@@ -1,6 +1,7 @@
 //! What the component's tests share: building `pmix_mca_gds_rshm.so`, running tools/pmix-host
 //! jobs under `PMIX_MCA_gds=hash` and `rshm,hash`, and reading their answers, mappings and
-//! `RSHM_GDS_STATS` counters; a tmpfs for tests that need a small filesystem (root only).
+//! `RSHM_GDS_STATS` counters; a tmpfs for tests that need a small filesystem, and a system user
+//! to run clients as (root only).
 
 #![allow(dead_code)]
 
@@ -8,6 +9,8 @@
 pub mod pmixhost;
 #[path = "../../../gds/tests/support/tmpfs.rs"]
 pub mod tmpfs;
+#[path = "../../../gds/tests/support/users.rs"]
+pub mod users;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -228,25 +231,4 @@ pub fn diff(a: &[String], b: &[String]) -> Vec<String> {
             format!("{side}: {s}")
         })
         .collect()
-}
-
-/// Whether the test can run: true as root. Otherwise it fails under CI and prints a
-/// `SKIPPED (not root)` line elsewhere.
-pub fn root_for(what: &str) -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let euid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|v| v.split_whitespace().nth(1))
-        .expect("Uid line");
-    if euid == "0" {
-        return true;
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(
-        !ci,
-        "CI runs the tests as root, this run is not: it cannot {what}"
-    );
-    eprintln!("SKIPPED (not root): needs root to {what}; nothing was checked");
-    false
 }
