@@ -12,7 +12,7 @@
 //! One file per job: [`strings`] (C strings and fixed buffers), [`read`] (C values into `gds`
 //! values), [`registration`] (a registration array read in place), [`write`](mod@write)
 //! (values out as malloc'd C structs), [`free`] (releasing what `write` made), [`cpuset`]
-//! (hwloc bitmaps).
+//! (hwloc bitmaps), [`environ`] (a setup_fork environment array).
 
 use core::mem::size_of;
 
@@ -22,12 +22,14 @@ use crate::types::*;
 use crate::AbiError;
 
 pub mod cpuset;
+pub mod environ;
 pub mod free;
 pub mod read;
 pub mod registration;
 pub mod strings;
 pub mod write;
 
+pub use environ::setenv_array;
 pub use free::{destruct_value, free_value};
 pub use read::{
     byte_object_ref, info_slice, info_value, proc_ref, read_infos, read_proc, read_value,

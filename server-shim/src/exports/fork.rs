@@ -1,9 +1,8 @@
 //! `rshm_server_setup_fork`: the environment a server hands each client (`abi::env` names it).
 
 use core::ffi::c_char;
-use std::ffi::CString;
 
-use abi::c::proc_ref;
+use abi::c::{proc_ref, setenv_array};
 use abi::types::{pmix_proc_t, pmix_status_t};
 use abi::{ffi_status, AbiError};
 
@@ -36,51 +35,4 @@ pub unsafe extern "C" fn rshm_server_setup_fork(
         }
         Ok(())
     })
-}
-
-/// Set NAME=value in a malloc'ed, NULL-terminated environment array.
-///
-/// # Safety
-/// `env` is valid and `*env` is NULL or a malloc'ed NULL-terminated array of malloc'ed strings.
-unsafe fn setenv_array(
-    env: *mut *mut *mut c_char,
-    name: &str,
-    value: &str,
-) -> Result<(), AbiError> {
-    let entry = format!("{name}={value}");
-    if entry.as_bytes().contains(&0) {
-        return Err(AbiError::BadParam("environment value with a NUL".into()));
-    }
-    let prefix = format!("{name}=");
-    // SAFETY: every pointer below follows the function's contract; new memory is malloc'ed so
-    // the caller (or PMIx) frees it like its own entries.
-    unsafe {
-        let dup = libc::strdup(CString::new(entry).map_err(|_| AbiError::NoMem)?.as_ptr());
-        if dup.is_null() {
-            return Err(AbiError::NoMem);
-        }
-        let mut n = 0usize;
-        let arr = *env;
-        if !arr.is_null() {
-            while !(*arr.add(n)).is_null() {
-                let cur = *arr.add(n);
-                if libc::strncmp(cur, prefix.as_ptr().cast(), prefix.len()) == 0 {
-                    libc::free(cur.cast());
-                    *arr.add(n) = dup;
-                    return Ok(());
-                }
-                n += 1;
-            }
-        }
-        let grown = libc::realloc(arr.cast(), (n + 2) * core::mem::size_of::<*mut c_char>())
-            .cast::<*mut c_char>();
-        if grown.is_null() {
-            libc::free(dup.cast());
-            return Err(AbiError::NoMem);
-        }
-        *grown.add(n) = dup;
-        *grown.add(n + 1) = core::ptr::null_mut();
-        *env = grown;
-    }
-    Ok(())
 }

@@ -1,0 +1,155 @@
+//! `librshm_server_preload.so`: `LD_PRELOAD` it into an unmodified PMIx server host (PRRTE's
+//! `prterun` / `prted`, Open MPI's `mpirun`, a resource manager's daemon) and the host's calls
+//! of the standard's server API are published into an rshm store beside libpmix, in the host's
+//! own process, through server-shim's [`Server`]:
+//!
+//! | the host calls | the preload, around the real call (`dlsym(RTLD_NEXT)`) |
+//! |---|---|
+//! | `PMIx_server_init` | after it succeeds: opens the store (`PMIX_USERID` / `PMIX_GRPID` its readers, `PMIX_SERVER_TMPDIR` and `PMIX_HOSTNAME` as `rshm_server_open` reads them) |
+//! | `PMIx_server_register_nspace` | before it: publishes the namespace's job data (so it is there before the host's callback starts clients); withdrawn again if the real call fails at once |
+//! | `PMIx_server_register_resources` | before it: publishes the node resources |
+//! | `PMIx_server_setup_fork` | after it succeeds, for a published namespace: adds `RSHM_STORE`, `RSHM_STORE_OWNER`, `RSHM_NSPACE`, `RSHM_RANK` to the client's environment |
+//! | `PMIx_server_deregister_nspace` | before it: removes the namespace |
+//! | `PMIx_server_finalize` | after it: removes the store (also at exit, in the process that opened it) |
+//!
+//! The real call always runs and its status is the caller's: a registration rshm cannot
+//! take (a form it does not read, a full filesystem) is only left out of the store, and the
+//! clients' preloaded `PMIx_Get` (`librshm_preload.so`) then asks libpmix, as it does for
+//! everything else libpmix alone holds (posted and fenced data, process sets). Nothing here
+//! links libpmix: the real functions are the next definitions in the process.
+//!
+//! `exports` holds the interposed functions and the crate's only `unsafe` (the FFI itself).
+
+#![deny(unsafe_code)]
+
+#[allow(unsafe_code)]
+mod exports;
+
+use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard};
+
+use gds::jobdata::RegInfo;
+use gds::Info;
+use rshm_server::{Server, ServerOptions};
+
+/// The host's store, from `PMIx_server_init` to `PMIx_server_finalize`.
+struct Store {
+    server: Server,
+    /// The process that opened it: only that one removes it at exit (not a child the host
+    /// forked that exits before its exec).
+    pid: u32,
+    /// Namespaces whose job data the store holds: only their clients are told about it.
+    published: HashSet<String>,
+}
+
+static STORE: Mutex<Option<Store>> = Mutex::new(None);
+
+/// A panic inside one call (caught at the export's boundary) fails that call only: the state
+/// it leaves is the server's own, consistent at every publication.
+fn store() -> MutexGuard<'static, Option<Store>> {
+    STORE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `RSHM_PRELOAD_VERBOSE` set: say on stderr what the store did and why a call was left out.
+fn log(msg: impl FnOnce() -> String) {
+    if std::env::var_os("RSHM_PRELOAD_VERBOSE").is_some() {
+        eprintln!("rshm-server-preload[{}]: {}", std::process::id(), msg());
+    }
+}
+
+/// The keys of `PMIx_server_init`'s info array the store reads (`ServerOptions::from_infos`);
+/// the rest are the host's, and are not even converted.
+pub(crate) fn wanted_init_key(key: &str) -> bool {
+    matches!(
+        key,
+        abi::env::INFO_DIR | "pmix.srvr.tmpdir" | "pmix.euid" | "pmix.egid" | "pmix.hname"
+    )
+}
+
+/// `PMIx_server_init` succeeded: open the store (once; a second init keeps the first store).
+pub(crate) fn open(infos: &[Info]) {
+    let mut st = store();
+    if st.is_some() {
+        return;
+    }
+    let opened = ServerOptions::from_infos(infos).and_then(Server::open);
+    match opened {
+        Ok(server) => {
+            log(|| server.describe());
+            *st = Some(Store {
+                server,
+                pid: std::process::id(),
+                published: HashSet::new(),
+            });
+            exports::close_at_exit();
+        }
+        Err(e) => log(|| format!("no store: {e}")),
+    }
+}
+
+/// Before `PMIx_server_register_nspace`: publish the namespace's job data. Returns whether it
+/// was published.
+pub(crate) fn register_nspace<I: RegInfo>(ns: &str, nlocalprocs: i32, infos: &[I]) -> bool {
+    let mut st = store();
+    let Some(s) = st.as_mut() else { return false };
+    match s.server.register_nspace(ns, nlocalprocs, infos) {
+        Ok(()) => {
+            log(|| format!("registered {ns}"));
+            s.published.insert(ns.to_owned());
+            true
+        }
+        Err(e) => {
+            log(|| format!("{ns} left to libpmix: {e}"));
+            // An earlier registration of the namespace is no longer the job's.
+            withdraw(s, ns);
+            false
+        }
+    }
+}
+
+/// The namespace leaves the store (deregistered, or its registration failed).
+pub(crate) fn deregister_nspace(ns: &str) {
+    if let Some(s) = store().as_mut() {
+        withdraw(s, ns);
+    }
+}
+
+fn withdraw(s: &mut Store, ns: &str) {
+    if s.published.remove(ns) {
+        if let Err(e) = s.server.deregister_nspace(ns) {
+            log(|| format!("removing {ns}: {e}"));
+        }
+    }
+}
+
+/// Before `PMIx_server_register_resources`.
+pub(crate) fn register_resources(infos: &[Info]) {
+    if let Some(s) = store().as_mut() {
+        if let Err(e) = s.server.register_resources(infos) {
+            log(|| format!("resources left to libpmix: {e}"));
+        }
+    }
+}
+
+/// After `PMIx_server_setup_fork`: what the client of (`ns`, `rank`) needs to attach, if its
+/// namespace is in the store.
+pub(crate) fn client_env(ns: &str, rank: u32) -> Vec<(&'static str, String)> {
+    match store().as_ref() {
+        Some(s) if s.published.contains(ns) => s.server.client_env(ns, rank),
+        _ => Vec::new(),
+    }
+}
+
+/// After `PMIx_server_finalize` (or at exit): remove the store, in the process that opened it.
+pub(crate) fn close() {
+    let mut st = store();
+    if st.as_ref().is_some_and(|s| s.pid == std::process::id()) {
+        if let Some(s) = st.take() {
+            let path = s.server.path().display().to_string();
+            match s.server.close() {
+                Ok(()) => log(|| format!("removed {path}")),
+                Err(e) => log(|| format!("removing {path}: {e}")),
+            }
+        }
+    }
+}
