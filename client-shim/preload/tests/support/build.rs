@@ -30,6 +30,8 @@ pub fn libraries_and_client() -> (PathBuf, PathBuf, PathBuf) {
             "rshm-preload",
             "-p",
             "client-shim",
+            "-p",
+            "rshm-server-preload",
             "--lib",
         ])
         .status()
@@ -45,6 +47,11 @@ pub fn libraries_and_client() -> (PathBuf, PathBuf, PathBuf) {
         dir.join("librshm_preload.so"),
         dir.join("librshm_client.so"),
     )
+}
+
+/// `librshm_server_preload.so`, built by [`libraries`] beside the others.
+pub fn server_preload() -> PathBuf {
+    libraries().0.with_file_name("librshm_server_preload.so")
 }
 
 /// Build `pmix_mca_gds_rshm.so` (component/Makefile, release profile) and return its directory.
