@@ -1,0 +1,149 @@
+//! The server preload in an unmodified host over Debian's real libpmix 4.2.2 (tests/c/
+//! host_calls.c): the host's calls get libpmix's own statuses with and without the preload;
+//! with it, setup_fork hands a client the store only for a namespace the store holds (not one
+//! whose registration it refused, re-registered so, deregistered or unknown), replacing a stale
+//! RSHM_STORE and keeping the host's own entries; PMIX_USERID / PMIX_GRPID from
+//! PMIx_server_init become the store's readers; finalize leaves nothing in the base directory.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Build the preload (this test's profile) and return its path.
+fn preload() -> PathBuf {
+    let root = repo_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let st = Command::new(cargo)
+        .current_dir(&root)
+        .args(["build", "-q", "-p", "rshm-server-preload", "--lib"])
+        .status()
+        .expect("cargo build");
+    assert!(st.success(), "building the server preload failed");
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| if p.is_absolute() { p } else { root.join(p) })
+        .unwrap_or_else(|| root.join("target"))
+        .join("debug/librshm_server_preload.so")
+}
+
+fn pkg_config(arg: &str) -> Vec<String> {
+    let out = Command::new("pkg-config")
+        .args([arg, "pmix"])
+        .output()
+        .expect("pkg-config");
+    assert!(out.status.success(), "pkg-config {arg} pmix failed");
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn build_host(dir: &Path) -> PathBuf {
+    let exe = dir.join("host_calls");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/host_calls.c");
+    let st = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .args(pkg_config("--cflags"))
+        .args(pkg_config("--libs"))
+        .status()
+        .expect("cc");
+    assert!(st.success(), "compiling host_calls.c failed");
+    exe
+}
+
+fn run(exe: &Path, base: &Path, preload: Option<&Path>) -> (Vec<String>, String) {
+    let mut cmd = Command::new(exe);
+    cmd.arg(base)
+        .args(["1234", "5678"])
+        .env("PMIX_MCA_gds", "hash")
+        .env("RSHM_DIR", base)
+        .env("RSHM_PRELOAD_VERBOSE", "1")
+        .env_remove("LD_PRELOAD");
+    if let Some(p) = preload {
+        cmd.env("LD_PRELOAD", p);
+    }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = cmd.output().expect("run host_calls");
+    let stderr = String::from_utf8_lossy(&stderr).into_owned();
+    assert!(status.success(), "host_calls failed: {status}\n{stderr}");
+    let lines = String::from_utf8(stdout)
+        .expect("utf-8")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    (lines, stderr)
+}
+
+#[test]
+fn the_host_gets_libpmix_statuses_and_its_clients_the_store_of_registered_namespaces() {
+    let preload = preload();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = build_host(dir.path());
+    let base = dir.path().join("base");
+    std::fs::create_dir(&base).expect("base dir");
+
+    let (plain, _) = run(&exe, &base, None);
+    let (pre, log) = run(&exe, &base, Some(&preload));
+
+    // The store's path, from the one client handed it.
+    let store = pre
+        .iter()
+        .find_map(|l| {
+            l.split(' ')
+                .find_map(|w| w.strip_prefix("RSHM_STORE="))
+                .filter(|p| *p != "stale")
+        })
+        .unwrap_or_else(|| panic!("no client was handed the store: {pre:#?}\n{log}"))
+        .to_owned();
+    assert!(
+        Path::new(&store).parent() == Some(base.as_path()),
+        "store {store} not in RSHM_DIR {}",
+        base.display()
+    );
+    // This process's effective uid: the owner of the directory it just made.
+    let euid = std::fs::metadata(&base).expect("base dir").uid();
+    let stale = "SUCCESS A=1 RSHM_STORE=stale";
+    let handed = format!(
+        "SUCCESS A=1 RSHM_NSPACE=good RSHM_RANK=1 RSHM_STORE={store} RSHM_STORE_OWNER={euid}"
+    );
+    let expect = |with_store: bool| -> Vec<String> {
+        [
+            "init SUCCESS",
+            "register good SUCCESS",
+            "register nullstr SUCCESS",
+            &format!("env good 1 {}", if with_store { &handed } else { stale }),
+            &format!("env nullstr 0 {stale}"),
+            &format!("env unknown 0 {stale}"),
+            "register good SUCCESS",
+            &format!("env good 0 {stale}"),
+            "register again SUCCESS",
+            "deregister again",
+            &format!("env again 0 {stale}"),
+            "finalize SUCCESS store-dir-entries 0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    assert_eq!(plain, expect(false), "without the preload");
+    assert_eq!(pre, expect(true), "with the preload; its log:\n{log}");
+    assert!(
+        log.contains("readable by uid 1234 gid 5678"),
+        "PMIX_USERID / PMIX_GRPID did not reach the store:\n{log}"
+    );
+    assert!(
+        log.contains("nullstr left to libpmix") && log.contains("good left to libpmix"),
+        "refused registrations not logged:\n{log}"
+    );
+    assert!(!Path::new(&store).exists(), "the store outlived finalize");
+}
