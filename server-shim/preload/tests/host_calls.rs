@@ -113,15 +113,24 @@ fn the_host_gets_libpmix_statuses_and_its_clients_the_store_of_registered_namesp
     // This process's effective uid: the owner of the directory it just made.
     let euid = std::fs::metadata(&base).expect("base dir").uid();
     let stale = "SUCCESS A=1 RSHM_STORE=stale";
-    let handed = format!(
-        "SUCCESS A=1 RSHM_NSPACE=good RSHM_RANK=1 RSHM_STORE={store} RSHM_STORE_OWNER={euid}"
-    );
+    let handed = |ns: &str, rank: u32| {
+        format!(
+            "SUCCESS A=1 RSHM_NSPACE={ns} RSHM_RANK={rank} RSHM_STORE={store} RSHM_STORE_OWNER={euid}"
+        )
+    };
     let expect = |with_store: bool| -> Vec<String> {
         [
             "init SUCCESS",
             "register good SUCCESS",
             "register nullstr SUCCESS",
-            &format!("env good 1 {}", if with_store { &handed } else { stale }),
+            &format!(
+                "env good 1 {}",
+                if with_store {
+                    handed("good", 1)
+                } else {
+                    stale.into()
+                }
+            ),
             &format!("env nullstr 0 {stale}"),
             &format!("env unknown 0 {stale}"),
             "register good SUCCESS",
@@ -129,6 +138,17 @@ fn the_host_gets_libpmix_statuses_and_its_clients_the_store_of_registered_namesp
             "register again SUCCESS",
             "deregister again",
             &format!("env again 0 {stale}"),
+            // Debian's libpmix makes these maps of 3000 nodes (OpenPMIx 5.0.11 makes zlib
+            // "blob:" ones: server-shim/preload/tests/jobs/run.sh runs this host over it).
+            "register big SUCCESS pmix[ raw:0",
+            &format!(
+                "env big 0 {}",
+                if with_store {
+                    handed("big", 0)
+                } else {
+                    stale.into()
+                }
+            ),
             "finalize SUCCESS store-dir-entries 0",
         ]
         .iter()

@@ -3,6 +3,8 @@
  * preload wraps, and printing what a client would be handed:
  *   init <status>
  *   register <nspace> <status>          (after the callback)
+ *   register big <status> <map forms>   (3000 nodes: libpmix's compressed "blob:" maps when
+ *                                        it is built with zlib, else "pmix[...]")
  *   env <nspace> <rank> <NAME=value>... (setup_fork's environment: RSHM_* and A, sorted)
  *   deregister <nspace>
  *   finalize <status> store-dir-entries <n>
@@ -107,6 +109,37 @@ static void reg(const char *name, int null_tmpdir)
     free(ppn);
 }
 
+/* A job of 3000 nodes, one rank each, its maps made by libpmix. */
+static void reg_big(void)
+{
+    enum { NODES = 3000 };
+    char *nodes = calloc(NODES, 16), *ppn = calloc(NODES, 8);
+    size_t a = 0, b = 0;
+    for (int i = 0; i < NODES; i++) {
+        a += (size_t) sprintf(nodes + a, "%snode%d", i ? "," : "", i);
+        b += (size_t) sprintf(ppn + b, "%s%d", i ? ";" : "", i);
+    }
+    char *nregex = NULL, *pregex = NULL;
+    PMIx_generate_regex(nodes, &nregex);
+    PMIx_generate_ppn(ppn, &pregex);
+    uint32_t size = NODES;
+    pmix_info_t info[3];
+    PMIX_INFO_LOAD(&info[0], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[1], PMIX_NODE_MAP, nregex, PMIX_REGEX);
+    PMIX_INFO_LOAD(&info[2], PMIX_PROC_MAP, pregex, PMIX_REGEX);
+    pmix_nspace_t ns;
+    PMIX_LOAD_NSPACE(ns, "big");
+    pmix_status_t rc = finish(PMIx_server_register_nspace(ns, 1, info, 3, op_cb, NULL));
+    printf("register big %s %.5s %.5s\n", PMIx_Error_string(rc), nregex, pregex);
+    for (size_t i = 0; i < 3; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
+    free(nregex);
+    free(pregex);
+    free(nodes);
+    free(ppn);
+}
+
 static size_t entries(const char *dir)
 {
     size_t n = 0;
@@ -153,6 +186,8 @@ int main(int argc, char **argv)
     finish(PMIX_SUCCESS);
     printf("deregister again\n");
     print_env("again", 0);
+    reg_big();
+    print_env("big", 0);
     rc = PMIx_server_finalize();
     printf("finalize %s store-dir-entries %zu\n", PMIx_Error_string(rc), entries(argv[1]));
     return 0;

@@ -134,5 +134,23 @@ if awk '$3 !~ /^r-.s$/' <<<"$maps" | grep -q .; then
 fi
 echo "$stack pmix: $(wc -l <<<"$maps") store mappings, all $(awk '{ print $3 }' <<<"$maps" | sort -u | tr '\n' ' ')"
 
+# The host of tests/c/host_calls.c over the stack's libpmix, with the server preload: a job of
+# 3000 nodes whose maps libpmix makes (OpenPMIx 5.0.11: zlib "blob:" maps, which the preload
+# decompresses with libpmix's PMIx_Data_decompress) is in the store: its client is handed it.
+cc -std=c11 -Wall -Wextra -Werror -pthread $(pkg-config --cflags pmix) -o "$out/host_calls" \
+  server-shim/preload/tests/c/host_calls.c "${pmix_link[@]}"
+shm="/dev/shm/rshm-jobs-$stack-$$"
+rm -rf "$shm" && mkdir -p "$shm"
+PMIX_MCA_gds=hash RSHM_DIR="$shm" LD_PRELOAD="$server_preload" "$out/host_calls" "$shm" 0 0 \
+  >"$out/host_calls.out" 2>"$out/host_calls.err" || { echo "FAIL $stack host_calls: exit $?"; fail=1; }
+echo "$stack host_calls: $(grep '^register big' "$out/host_calls.out" || echo 'no big registration')"
+if ! grep -q "^env big 0 .* RSHM_STORE=$shm/rshm-" "$out/host_calls.out"; then
+  echo "FAIL $stack host_calls: the 3000-node job is not in the store:"
+  cat "$out/host_calls.out" "$out/host_calls.err"
+  fail=1
+fi
+if [ -n "$(ls -A "$shm")" ]; then echo "FAIL $stack host_calls: left in $shm: $(ls -A "$shm")"; fail=1; fi
+rm -rf "$shm"
+
 [ "$fail" -eq 0 ] && echo "$stack: OK"
 exit "$fail"
