@@ -38,7 +38,7 @@ macro_rules! next {
         *NEXT.get_or_init(|| {
             // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name only looks the symbol up.
             let p = unsafe { libc::dlsym(libc::RTLD_NEXT, $name.as_ptr()) };
-            // SAFETY: libpmix defines the function with this signature (pmix_server.h).
+            // SAFETY: libpmix defines the function with this signature (pmix.h, pmix_server.h).
             (!p.is_null()).then(|| unsafe { core::mem::transmute::<*mut c_void, $ty>(p) })
         })
     }};
