@@ -180,8 +180,10 @@ impl State {
         Ok(anlmap::vector(&nodes, usize::MAX))
     }
 
-    /// PMI2_Info_GetJobAttr: `universeSize`, `PMI_process_mapping`, `hasNameServ`, or a PMIx
-    /// job-realm key by its own name (`pmix.*`). The topology attributes are never set.
+    /// PMI2_Info_GetJobAttr: `universeSize`, `PMI_process_mapping`, or a PMIx job-realm key by
+    /// its own name (`pmix.*`). The topology attributes and `hasNameServ` are never set: PMIx
+    /// does not say (publishing works where the server's host supports it: under Open MPI's
+    /// mpirun, not under Slurm's PMIx plugin).
     pub fn get_job_attr(&self, name: &str) -> Result<Found> {
         match name {
             "universeSize" => self.read(
@@ -192,8 +194,6 @@ impl State {
                 str::to_owned,
             ),
             "PMI_process_mapping" => self.process_mapping(),
-            // Publish/lookup go to the PMIx server, which passes them to its host.
-            "hasNameServ" => Ok(Some("1".to_owned())),
             n if n.starts_with("pmix.") => {
                 self.read(&self.ns, RANK_WILDCARD, n, Reach::Wait, str::to_owned)
             }
