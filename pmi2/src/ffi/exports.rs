@@ -23,10 +23,10 @@ pub struct PMI2_Connect_comm_t {
     _private: [u8; 0],
 }
 
-/// Run a call's body: its error's code (and a message on stderr when `$RSHM_PMI2_VERBOSE` is
-/// set), PMI2_FAIL on a panic.
-fn call(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
-    ffi_or(PMI2_FAIL, || match f() {
+/// A call's outcome as its return code (and a message on stderr when `$RSHM_PMI2_VERBOSE` is
+/// set). Each export runs its body inside `ffi_or(PMI2_FAIL, ..)`: a panic is PMI2_FAIL.
+fn code(name: &str, r: Result<()>) -> c_int {
+    match r {
         Ok(()) => PMI2_SUCCESS,
         Err(e) => {
             if std::env::var_os("RSHM_PMI2_VERBOSE").is_some() {
@@ -34,7 +34,7 @@ fn call(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
             }
             e.code
         }
-    })
+    }
 }
 
 fn null(what: &str) -> Pmi2Error {
@@ -126,24 +126,27 @@ pub unsafe extern "C" fn PMI2_Init(
     version: *mut c_int,
     subversion: *mut c_int,
 ) -> c_int {
-    call("PMI2_Init", || {
-        let s = state::init()?;
-        // SAFETY: each is NULL or a writable int (caller contract).
-        unsafe {
-            set(spawned, s.spawned.into());
-            set(size, s.size as c_int);
-            set(rank, s.rank as c_int);
-            set(appnum, s.appnum);
-            set(version, 2);
-            set(subversion, 0);
-        }
-        Ok(())
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::init()?;
+            // SAFETY: each is NULL or a writable int (caller contract).
+            unsafe {
+                set(spawned, s.spawned.into());
+                set(size, s.size as c_int);
+                set(rank, s.rank as c_int);
+                set(appnum, s.appnum);
+                set(version, 2);
+                set(subversion, 0);
+            }
+            Ok(())
+        })();
+        code("PMI2_Init", r)
     })
 }
 
 #[no_mangle]
 pub extern "C" fn PMI2_Finalize() -> c_int {
-    call("PMI2_Finalize", state::finalize)
+    ffi_or(PMI2_FAIL, || code("PMI2_Finalize", state::finalize()))
 }
 
 #[no_mangle]
@@ -155,16 +158,19 @@ pub extern "C" fn PMI2_Initialized() -> c_int {
 /// `msg` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_Abort(flag: c_int, msg: *const c_char) -> c_int {
-    call("PMI2_Abort", || {
-        let s = state::current()?;
-        let text = if msg.is_null() {
-            String::new()
-        } else {
-            // SAFETY: NUL-terminated (caller contract); read up to MAX_MSG bytes.
-            String::from_utf8_lossy(unsafe { bytes(msg, MAX_MSG, "msg") }?).into_owned()
-        };
-        let whom = (flag == 0).then_some((s.ns.as_str(), s.rank));
-        crate::ffi::pmix::abort(1, &text, whom)
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            let text = if msg.is_null() {
+                String::new()
+            } else {
+                // SAFETY: NUL-terminated (caller contract); read up to MAX_MSG bytes.
+                String::from_utf8_lossy(unsafe { bytes(msg, MAX_MSG, "msg") }?).into_owned()
+            };
+            let whom = (flag == 0).then_some((s.ns.as_str(), s.rank));
+            crate::ffi::pmix::abort(1, &text, whom)
+        })();
+        code("PMI2_Abort", r)
     })
 }
 
@@ -172,10 +178,13 @@ pub unsafe extern "C" fn PMI2_Abort(flag: c_int, msg: *const c_char) -> c_int {
 /// `jobId` writable for `jobIdSize` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_Job_GetId(job_id: *mut c_char, job_id_size: c_int) -> c_int {
-    call("PMI2_Job_GetId", || {
-        let s = state::current()?;
-        // SAFETY: caller contract.
-        unsafe { copy_out(job_id, job_id_size, &s.ns, "jobId") }
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: caller contract.
+            unsafe { copy_out(job_id, job_id_size, &s.ns, "jobId") }
+        })();
+        code("PMI2_Job_GetId", r)
     })
 }
 
@@ -197,71 +206,74 @@ pub unsafe extern "C" fn PMI2_Job_Spawn(
     job_id_size: c_int,
     errors: *mut c_int,
 ) -> c_int {
-    call("PMI2_Job_Spawn", || {
-        let s = state::current()?;
-        if count <= 0 || cmds.is_null() || maxprocs.is_null() {
-            return Err(Pmi2Error::new(
-                PMI2_ERR_INVALID_ARG,
-                "no application to spawn",
-            ));
-        }
-        let n = count as usize;
-        // Info and preput entries are MPI info objects this library cannot read.
-        // SAFETY: NULL or `count` ints (caller contract).
-        let infos = (!info_keyval_sizes.is_null())
-            .then(|| unsafe { core::slice::from_raw_parts(info_keyval_sizes, n) });
-        if preput_keyval_size != 0 || infos.is_some_and(|i| i.iter().any(|&x| x != 0)) {
-            return Err(Pmi2Error::new(
-                PMI2_ERR_INVALID_ARG,
-                "info and preput key-values are not supported",
-            ));
-        }
-        let mut apps = Vec::with_capacity(n);
-        for i in 0..n {
-            // SAFETY: `count` entries (caller contract).
-            let (cmd, np) = unsafe { (*cmds.add(i), *maxprocs.add(i)) };
-            // SAFETY: NUL-terminated (caller contract).
-            let cmd = check::value(unsafe { bytes(cmd, 4096, "cmd") }?, 4096)?.to_owned();
-            let mut args = Vec::new();
-            let mut a = if argvs.is_null() {
-                core::ptr::null()
-            } else {
-                // SAFETY: `argvs` has `count` entries, each NULL or NULL-terminated.
-                unsafe { *argvs.add(i) }
-            };
-            while !a.is_null() {
-                // SAFETY: a NULL-terminated array of strings (caller contract).
-                let p = unsafe { *a };
-                if p.is_null() {
-                    break;
-                }
-                // SAFETY: NUL-terminated (caller contract).
-                args.push(check::value(unsafe { bytes(p, 4096, "argv") }?, 4096)?.to_owned());
-                // SAFETY: the array goes on up to its NULL.
-                a = unsafe { a.add(1) };
-            }
-            if np <= 0 {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            if count <= 0 || cmds.is_null() || maxprocs.is_null() {
                 return Err(Pmi2Error::new(
                     PMI2_ERR_INVALID_ARG,
-                    format!("maxprocs {np}"),
+                    "no application to spawn",
                 ));
             }
-            apps.push(App {
-                cmd,
-                args,
-                maxprocs: np,
-            });
-        }
-        let ns = s.spawn(&apps)?;
-        // SAFETY: caller contract.
-        unsafe { copy_out(job_id, job_id_size, &ns, "jobId") }?;
-        if !errors.is_null() {
-            for i in 0..n {
-                // SAFETY: `count` writable ints (caller contract).
-                unsafe { *errors.add(i) = PMI2_SUCCESS };
+            let n = count as usize;
+            // Info and preput entries are MPI info objects this library cannot read.
+            // SAFETY: NULL or `count` ints (caller contract).
+            let infos = (!info_keyval_sizes.is_null())
+                .then(|| unsafe { core::slice::from_raw_parts(info_keyval_sizes, n) });
+            if preput_keyval_size != 0 || infos.is_some_and(|i| i.iter().any(|&x| x != 0)) {
+                return Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_ARG,
+                    "info and preput key-values are not supported",
+                ));
             }
-        }
-        Ok(())
+            let mut apps = Vec::with_capacity(n);
+            for i in 0..n {
+                // SAFETY: `count` entries (caller contract).
+                let (cmd, np) = unsafe { (*cmds.add(i), *maxprocs.add(i)) };
+                // SAFETY: NUL-terminated (caller contract).
+                let cmd = check::value(unsafe { bytes(cmd, 4096, "cmd") }?, 4096)?.to_owned();
+                let mut args = Vec::new();
+                let mut a = if argvs.is_null() {
+                    core::ptr::null()
+                } else {
+                    // SAFETY: `argvs` has `count` entries, each NULL or NULL-terminated.
+                    unsafe { *argvs.add(i) }
+                };
+                while !a.is_null() {
+                    // SAFETY: a NULL-terminated array of strings (caller contract).
+                    let p = unsafe { *a };
+                    if p.is_null() {
+                        break;
+                    }
+                    // SAFETY: NUL-terminated (caller contract).
+                    args.push(check::value(unsafe { bytes(p, 4096, "argv") }?, 4096)?.to_owned());
+                    // SAFETY: the array goes on up to its NULL.
+                    a = unsafe { a.add(1) };
+                }
+                if np <= 0 {
+                    return Err(Pmi2Error::new(
+                        PMI2_ERR_INVALID_ARG,
+                        format!("maxprocs {np}"),
+                    ));
+                }
+                apps.push(App {
+                    cmd,
+                    args,
+                    maxprocs: np,
+                });
+            }
+            let ns = s.spawn(&apps)?;
+            // SAFETY: caller contract.
+            unsafe { copy_out(job_id, job_id_size, &ns, "jobId") }?;
+            if !errors.is_null() {
+                for i in 0..n {
+                    // SAFETY: `count` writable ints (caller contract).
+                    unsafe { *errors.add(i) = PMI2_SUCCESS };
+                }
+            }
+            Ok(())
+        })();
+        code("PMI2_Job_Spawn", r)
     })
 }
 
@@ -272,11 +284,14 @@ pub unsafe extern "C" fn PMI2_Job_Connect(
     job_id: *const c_char,
     _conn: *mut PMI2_Connect_comm_t,
 ) -> c_int {
-    call("PMI2_Job_Connect", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let job = check::job_id(unsafe { bytes(job_id, 256, "jobId") }?)?;
-        s.connect(job, true)
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let job = check::job_id(unsafe { bytes(job_id, 256, "jobId") }?)?;
+            s.connect(job, true)
+        })();
+        code("PMI2_Job_Connect", r)
     })
 }
 
@@ -284,11 +299,14 @@ pub unsafe extern "C" fn PMI2_Job_Connect(
 /// `jobId` a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_Job_Disconnect(job_id: *const c_char) -> c_int {
-    call("PMI2_Job_Disconnect", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let job = check::job_id(unsafe { bytes(job_id, 256, "jobId") }?)?;
-        s.connect(job, false)
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let job = check::job_id(unsafe { bytes(job_id, 256, "jobId") }?)?;
+            s.connect(job, false)
+        })();
+        code("PMI2_Job_Disconnect", r)
     })
 }
 
@@ -296,19 +314,27 @@ pub unsafe extern "C" fn PMI2_Job_Disconnect(job_id: *const c_char) -> c_int {
 /// `key` and `value` NUL-terminated strings.
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_KVS_Put(key: *const c_char, value: *const c_char) -> c_int {
-    call("PMI2_KVS_Put", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let k = check::key(unsafe { bytes(key, MAX_KEYLEN, "key") }?)?;
-        // SAFETY: NUL-terminated (caller contract).
-        let v = check::value(unsafe { bytes(value, MAX_VALLEN, "value") }?, MAX_VALLEN)?;
-        s.kvs_put(k, v)
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let k = check::key(unsafe { bytes(key, MAX_KEYLEN, "key") }?)?;
+            // SAFETY: NUL-terminated (caller contract).
+            let v = check::value(unsafe { bytes(value, MAX_VALLEN, "value") }?, MAX_VALLEN)?;
+            s.kvs_put(k, v)
+        })();
+        code("PMI2_KVS_Put", r)
     })
 }
 
 #[no_mangle]
 pub extern "C" fn PMI2_KVS_Fence() -> c_int {
-    call("PMI2_KVS_Fence", || state::current()?.kvs_fence())
+    ffi_or(PMI2_FAIL, || {
+        code(
+            "PMI2_KVS_Fence",
+            state::current().and_then(|s| s.kvs_fence()),
+        )
+    })
 }
 
 /// The value written by PMI2_KVS_Get: its length, or the negative of the buffer it needs.
@@ -340,34 +366,37 @@ pub unsafe extern "C" fn PMI2_KVS_Get(
     max_value: c_int,
     val_len: *mut c_int,
 ) -> c_int {
-    call("PMI2_KVS_Get", || {
-        let s = state::current()?;
-        if val_len.is_null() {
-            return Err(null("valLen"));
-        }
-        let job = if job_id.is_null() {
-            None
-        } else {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            if val_len.is_null() {
+                return Err(null("valLen"));
+            }
+            let job = if job_id.is_null() {
+                None
+            } else {
+                // SAFETY: NUL-terminated (caller contract).
+                let j = unsafe { bytes(job_id, 256, "jobId") }?;
+                match j.is_empty() {
+                    true => None,
+                    false => Some(check::job_id(j)?),
+                }
+            };
             // SAFETY: NUL-terminated (caller contract).
-            let j = unsafe { bytes(job_id, 256, "jobId") }?;
-            match j.is_empty() {
-                true => None,
-                false => Some(check::job_id(j)?),
+            let k = check::key(unsafe { bytes(key, MAX_KEYLEN, "key") }?)?;
+            match s.kvs_get(job, src_pmi_id, k, |v| kvs_copy(value, max_value, v))? {
+                Some(n) => {
+                    // SAFETY: checked non-NULL; caller contract.
+                    unsafe { *val_len = n };
+                    Ok(())
+                }
+                None => Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_KEY,
+                    format!("no value for key {k:?}"),
+                )),
             }
-        };
-        // SAFETY: NUL-terminated (caller contract).
-        let k = check::key(unsafe { bytes(key, MAX_KEYLEN, "key") }?)?;
-        match s.kvs_get(job, src_pmi_id, k, |v| kvs_copy(value, max_value, v))? {
-            Some(n) => {
-                // SAFETY: checked non-NULL; caller contract.
-                unsafe { *val_len = n };
-                Ok(())
-            }
-            None => Err(Pmi2Error::new(
-                PMI2_ERR_INVALID_KEY,
-                format!("no value for key {k:?}"),
-            )),
-        }
+        })();
+        code("PMI2_KVS_Get", r)
     })
 }
 
@@ -403,13 +432,16 @@ pub unsafe extern "C" fn PMI2_Info_GetNodeAttr(
     flag: *mut c_int,
     wait_for: c_int,
 ) -> c_int {
-    call("PMI2_Info_GetNodeAttr", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
-        let found = s.get_node_attr(n, wait_for != 0)?;
-        // SAFETY: caller contract.
-        unsafe { attr_out(found, value, value_len, flag) }
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            let found = s.get_node_attr(n, wait_for != 0)?;
+            // SAFETY: caller contract.
+            unsafe { attr_out(found, value, value_len, flag) }
+        })();
+        code("PMI2_Info_GetNodeAttr", r)
     })
 }
 
@@ -424,13 +456,16 @@ pub unsafe extern "C" fn PMI2_Info_GetNodeAttrIntArray(
     flag: *mut c_int,
     wait_for: c_int,
 ) -> c_int {
-    call("PMI2_Info_GetNodeAttrIntArray", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
-        let found = s.get_node_attr_ints(n, wait_for != 0)?;
-        // SAFETY: caller contract.
-        unsafe { ints_out(found, array, array_len, out_len, flag) }
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            let found = s.get_node_attr_ints(n, wait_for != 0)?;
+            // SAFETY: caller contract.
+            unsafe { ints_out(found, array, array_len, out_len, flag) }
+        })();
+        code("PMI2_Info_GetNodeAttrIntArray", r)
     })
 }
 
@@ -462,16 +497,19 @@ unsafe fn ints_out(
 /// `name` and `value` NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_Info_PutNodeAttr(name: *const c_char, value: *const c_char) -> c_int {
-    call("PMI2_Info_PutNodeAttr", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
-        // SAFETY: NUL-terminated (caller contract).
-        let v = check::value(
-            unsafe { bytes(value, MAX_ATTRVALUE, "value") }?,
-            MAX_ATTRVALUE,
-        )?;
-        s.put_node_attr(n, v)
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            // SAFETY: NUL-terminated (caller contract).
+            let v = check::value(
+                unsafe { bytes(value, MAX_ATTRVALUE, "value") }?,
+                MAX_ATTRVALUE,
+            )?;
+            s.put_node_attr(n, v)
+        })();
+        code("PMI2_Info_PutNodeAttr", r)
     })
 }
 
@@ -484,13 +522,16 @@ pub unsafe extern "C" fn PMI2_Info_GetJobAttr(
     value_len: c_int,
     flag: *mut c_int,
 ) -> c_int {
-    call("PMI2_Info_GetJobAttr", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
-        let found = s.get_job_attr(n)?;
-        // SAFETY: caller contract.
-        unsafe { attr_out(found, value, value_len, flag) }
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            let found = s.get_job_attr(n)?;
+            // SAFETY: caller contract.
+            unsafe { attr_out(found, value, value_len, flag) }
+        })();
+        code("PMI2_Info_GetJobAttr", r)
     })
 }
 
@@ -504,13 +545,16 @@ pub unsafe extern "C" fn PMI2_Info_GetJobAttrIntArray(
     out_len: *mut c_int,
     flag: *mut c_int,
 ) -> c_int {
-    call("PMI2_Info_GetJobAttrIntArray", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
-        let found = s.get_job_attr_ints(n)?;
-        // SAFETY: caller contract.
-        unsafe { ints_out(found, array, array_len, out_len, flag) }
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            let found = s.get_job_attr_ints(n)?;
+            // SAFETY: caller contract.
+            unsafe { ints_out(found, array, array_len, out_len, flag) }
+        })();
+        code("PMI2_Info_GetJobAttrIntArray", r)
     })
 }
 
@@ -522,13 +566,16 @@ pub unsafe extern "C" fn PMI2_Nameserv_publish(
     _info_ptr: *const MPID_Info,
     port: *const c_char,
 ) -> c_int {
-    call("PMI2_Nameserv_publish", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
-        // SAFETY: NUL-terminated (caller contract).
-        let p = check::value(unsafe { bytes(port, MAX_VALLEN, "port") }?, MAX_VALLEN)?;
-        s.publish(n, p)
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
+            // SAFETY: NUL-terminated (caller contract).
+            let p = check::value(unsafe { bytes(port, MAX_VALLEN, "port") }?, MAX_VALLEN)?;
+            s.publish(n, p)
+        })();
+        code("PMI2_Nameserv_publish", r)
     })
 }
 
@@ -541,18 +588,21 @@ pub unsafe extern "C" fn PMI2_Nameserv_lookup(
     port: *mut c_char,
     port_len: c_int,
 ) -> c_int {
-    call("PMI2_Nameserv_lookup", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
-        match s.lookup(n)? {
-            // SAFETY: caller contract.
-            Some(p) => unsafe { copy_out(port, port_len, &p, "port") },
-            None => Err(Pmi2Error::new(
-                PMI2_ERR_INVALID_KEY,
-                format!("no service {n:?} published"),
-            )),
-        }
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
+            match s.lookup(n)? {
+                // SAFETY: caller contract.
+                Some(p) => unsafe { copy_out(port, port_len, &p, "port") },
+                None => Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_KEY,
+                    format!("no service {n:?} published"),
+                )),
+            }
+        })();
+        code("PMI2_Nameserv_lookup", r)
     })
 }
 
@@ -563,10 +613,13 @@ pub unsafe extern "C" fn PMI2_Nameserv_unpublish(
     service_name: *const c_char,
     _info_ptr: *const MPID_Info,
 ) -> c_int {
-    call("PMI2_Nameserv_unpublish", || {
-        let s = state::current()?;
-        // SAFETY: NUL-terminated (caller contract).
-        let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
-        s.unpublish(n)
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
+            s.unpublish(n)
+        })();
+        code("PMI2_Nameserv_unpublish", r)
     })
 }
