@@ -1,10 +1,18 @@
 /* PMI2_KVS_Get of a peer's value after the fence, and PMI2_Info_GetJobAttr of
  * PMI_process_mapping and universeSize: p50 over N calls each, per rank, in ns.
- * pmi2/bench/pmi2-bench.sh runs it under hash and rshm. */
+ * pmi2/bench/pmi2-bench.sh runs it under hash and rshm, pmi2/tests/slurm-diff.sh under Slurm. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <pmi2.h>
+
+/* Also built against Slurm's pmi2.h (pmi2/tests/slurm-diff.sh), whose PMI2_Init has no version
+ * arguments. */
+#ifdef RSHM_PMI2_H
+#define INIT(s, n, r, a, v, sv) PMI2_Init(s, n, r, a, v, sv)
+#else
+#define INIT(s, n, r, a, v, sv) PMI2_Init(s, n, r, a)
+#endif
 
 static long now(void) {
     struct timespec t;
@@ -21,7 +29,8 @@ int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 4096, spawned, size, rank, appnum, ver, sub, len, flag;
     char key[64], val[PMI2_MAX_VALLEN];
     long *t = malloc(sizeof(long) * n);
-    if (PMI2_Init(&spawned, &size, &rank, &appnum, &ver, &sub)) return 1;
+    if (INIT(&spawned, &size, &rank, &appnum, &ver, &sub)) return 1;
+    (void)ver; (void)sub;
     snprintf(key, sizeof key, "card-%d", rank);
     snprintf(val, sizeof val, "%064d", rank);
     PMI2_KVS_Put(key, val);

@@ -32,6 +32,9 @@ SRC=pmi2/tests/c/pmi2_check.c
 cc -O2 -Wall -Wextra -Werror -I/usr/include/slurm -o "$T/bin/check-slurm" "$SRC" -lpmi2
 cc -O2 -Wall -Wextra -Werror -Ipmi2/include -o "$T/bin/check-rshm" "$SRC" -L"$T/bin" \
   -lrshm_pmi2 -Wl,-rpath,"$T/bin"
+cc -O2 -I/usr/include/slurm -o "$T/bin/bench-slurm" pmi2/bench/pmi2_get_bench.c -lpmi2
+cc -O2 -Ipmi2/include -o "$T/bin/bench-rshm" pmi2/bench/pmi2_get_bench.c -L"$T/bin" -lrshm_pmi2 \
+  -Wl,-rpath,"$T/bin"
 
 $CLUSTER start "$C"
 export SLURM_CONF=$C/etc/slurm.conf
@@ -47,8 +50,21 @@ $CLUSTER idle "$C"
 echo "slurm-diff: $(wc -l <"$T/slurm.txt") lines from Slurm's libpmi2 (srun --mpi=pmi2)," \
   "$(wc -l <"$T/rshm.txt") from librshm_pmi2.so (srun --mpi=pmix, rshm)"
 echo "--- Slurm libpmi2 / +++ librshm_pmi2.so:"
-diff -U0 "$T/slurm.txt" "$T/rshm.txt" | grep '^[-+]rank' || echo "(no differences)"
+{ diff -U0 "$T/slurm.txt" "$T/rshm.txt" || true; } | grep '^[-+]rank' || echo "(no differences)"
 echo "librshm_pmi2.so counters: $(cat "$T"/stats/* 2>/dev/null | paste -sd' ')"
+# p50 of PMI2_KVS_Get and PMI2_Info_GetJobAttr, median over tasks.
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+field() { awk -v k="$2" '{for (i=1;i<NF;i++) if ($i==k) print $(i+1)}' "$1" | median; }
+timeout 120 srun -n "$NTASKS" --mpi=pmi2 "$T/bin/bench-slurm" 4096 >"$T/bench-slurm.txt" 2>&1 || true
+$CLUSTER idle "$C"
+timeout 120 srun -n "$NTASKS" --mpi=pmix "$T/bin/bench-rshm" 4096 >"$T/bench-rshm.txt" 2>&1 || true
+$CLUSTER idle "$C"
+printf '%-34s %14s %22s %20s\n' library "KVS_Get p50" "GetJobAttr map p50" "GetJobAttr univ p50"
+for b in slurm rshm; do
+  printf '%-34s %11s ns %19s ns %17s ns\n' "$([ $b = slurm ] && echo "Slurm libpmi2 (--mpi=pmi2)" ||
+    echo "librshm_pmi2.so (--mpi=pmix, rshm)")" "$(field "$T/bench-$b.txt" kvs_get_p50_ns)" \
+    "$(field "$T/bench-$b.txt" mapping_p50_ns)" "$(field "$T/bench-$b.txt" universe_p50_ns)"
+done
 status=0
 [ "$(grep -c 'attached true' "$T"/stats/* 2>/dev/null | awk -F: '{s+=$NF} END {print s+0}')" = "$NTASKS" ] ||
   { echo "FAIL: not every task attached the store"; status=1; }
