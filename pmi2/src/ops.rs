@@ -31,11 +31,17 @@ impl State {
     }
 
     pub fn kvs_put(&self, key: &str, value: &str) -> Result<()> {
-        pmix::put_commit(SCOPE_GLOBAL, key, value)
+        match self.singleton_put(key, value) {
+            Some(()) => Ok(()),
+            None => pmix::put_commit(SCOPE_GLOBAL, key, value),
+        }
     }
 
     pub fn kvs_fence(&self) -> Result<()> {
-        pmix::commit_fence()
+        match self.singleton {
+            Some(_) => Ok(()),
+            None => pmix::commit_fence(),
+        }
     }
 
     /// PMI2_KVS_Get: `f` gets the value. `src` PMI2_ID_NULL: whichever process put `key` (the
@@ -100,7 +106,11 @@ impl State {
     }
 
     pub fn put_node_attr(&self, name: &str, value: &str) -> Result<()> {
-        pmix::put_commit(SCOPE_LOCAL, &node_key(name), value)
+        let key = node_key(name);
+        match self.singleton_put(&key, value) {
+            Some(()) => Ok(()),
+            None => pmix::put_commit(SCOPE_LOCAL, &key, value),
+        }
     }
 
     /// PMI2_Info_GetNodeAttr: a value a process of this node put (the lowest rank's, if
@@ -115,7 +125,8 @@ impl State {
                     return Ok(Some(v));
                 }
             }
-            if !wait {
+            // A singleton has no peer to wait for.
+            if !wait || self.singleton.is_some() {
                 return Ok(None);
             }
             std::thread::sleep(pause);
@@ -214,18 +225,22 @@ impl State {
     }
 
     pub fn publish(&self, service: &str, port: &str) -> Result<()> {
+        self.needs_manager("PMI2_Nameserv_publish")?;
         pmix::publish(service, port)
     }
 
     pub fn lookup(&self, service: &str) -> Result<Found> {
+        self.needs_manager("PMI2_Nameserv_lookup")?;
         pmix::lookup(service)
     }
 
     pub fn unpublish(&self, service: &str) -> Result<()> {
+        self.needs_manager("PMI2_Nameserv_unpublish")?;
         pmix::unpublish(service)
     }
 
     pub fn spawn(&self, apps: &[App]) -> Result<String> {
+        self.needs_manager("PMI2_Job_Spawn")?;
         pmix::spawn(apps)
     }
 
@@ -235,6 +250,7 @@ impl State {
         if job == self.ns {
             return Ok(());
         }
+        self.needs_manager("PMI2_Job_Connect")?;
         pmix::connect(&self.ns, job, connect)
     }
 }

@@ -4,8 +4,9 @@
 #![forbid(unsafe_code)]
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 use gds::jobdata::Decision;
 use gds::{Value, ValueRef};
@@ -27,6 +28,9 @@ pub struct State {
     pub local: OnceLock<Vec<u32>>,
     /// The process mapping (read or built once, at first use).
     pub mapping: OnceLock<Option<String>>,
+    /// A singleton (no process manager to connect to): its own KVS puts and node attributes,
+    /// by PMIx key; None under a PMIx server.
+    pub singleton: Option<Mutex<HashMap<String, String>>>,
     /// Reads answered by the store, and by libpmix.
     pub from_store: AtomicU64,
     pub from_pmix: AtomicU64,
@@ -50,12 +54,38 @@ pub fn initialized() -> bool {
         .is_some()
 }
 
+/// Whether a PMIx server started this process (its environment names one).
+fn under_pmix_server() -> bool {
+    std::env::vars_os().any(|(k, _)| {
+        let k = k.to_string_lossy();
+        k == "PMIX_NAMESPACE" || k.starts_with("PMIX_SERVER_URI")
+    })
+}
+
 /// PMI2_Init: PMIx_Init, then attach the store announced in `$RSHM_STORE` (if any) and read the
-/// job's size, this process's app number and whether it was spawned.
+/// job's size, this process's app number and whether it was spawned. A process no PMIx server
+/// started is a singleton (the API's "singleton init"): rank 0 of a job of 1, appnum 0.
 pub fn init() -> Result<Arc<State>> {
     let mut slot = STATE.write().unwrap_or_else(PoisonError::into_inner);
     if slot.is_some() {
         return Err(Pmi2Error::new(PMI2_ERR_INIT, "PMI2_Init called twice"));
+    }
+    if !under_pmix_server() {
+        let s = Arc::new(State {
+            ns: format!("singleton-{}", std::process::id()),
+            rank: 0,
+            size: 1,
+            appnum: 0,
+            spawned: false,
+            store: None,
+            local: OnceLock::new(),
+            mapping: OnceLock::new(),
+            singleton: Some(Mutex::new(HashMap::new())),
+            from_store: AtomicU64::new(0),
+            from_pmix: AtomicU64::new(0),
+        });
+        *slot = Some(s.clone());
+        return Ok(s);
     }
     let (ns, rank) = pmix::init()?;
     let store = std::env::var_os(abi::env::STORE)
@@ -69,6 +99,7 @@ pub fn init() -> Result<Arc<State>> {
         store,
         local: OnceLock::new(),
         mapping: OnceLock::new(),
+        singleton: None,
         from_store: AtomicU64::new(0),
         from_pmix: AtomicU64::new(0),
     };
@@ -112,6 +143,9 @@ pub fn finalize() -> Result<()> {
                 s.from_pmix.load(Ordering::Relaxed)
             ),
         );
+    }
+    if s.singleton.is_some() {
+        return Ok(());
     }
     drop(s);
     pmix::finalize()
@@ -197,6 +231,9 @@ impl State {
         reach: Reach,
         f: impl FnOnce(&str) -> T,
     ) -> Result<Option<T>> {
+        if let Some(own) = &self.singleton {
+            return Ok(self.singleton_read(own, ns, rank, key).map(|t| f(&t)));
+        }
         let mut f = Some(f);
         if let Some(answer) = self.read_store(ns, rank, key, |t| (f.take().expect("once"))(t)) {
             return Ok(answer);
@@ -205,6 +242,51 @@ impl State {
         let v = pmix::get(ns, rank, key, reach)?;
         let f = f.take().expect("not called by the store");
         Ok(v.as_ref().and_then(pmix_text).map(|t| f(&t)))
+    }
+
+    /// A singleton's answer: its own puts, and the job of one process.
+    fn singleton_read(
+        &self,
+        own: &Mutex<HashMap<String, String>>,
+        ns: &str,
+        rank: u32,
+        key: &str,
+    ) -> Option<String> {
+        // Rank 0, or any (wildcard, undef).
+        if ns != self.ns || (rank != 0 && rank < pmix::RANK_WILDCARD) {
+            return None;
+        }
+        match key {
+            "pmix.job.size" | "pmix.univ.size" | "pmix.local.size" => Some("1".into()),
+            "pmix.lpeers" | "pmix.appnum" | "pmix.nodeid" => Some("0".into()),
+            "pmix.spawned" => Some("false".into()),
+            k if gds::jobdata::keys::is_reserved(k) => None,
+            k => own
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(k)
+                .cloned(),
+        }
+    }
+
+    /// A singleton keeps what it puts (there is no one else to see it); None: not a singleton.
+    pub fn singleton_put(&self, key: &str, value: &str) -> Option<()> {
+        let own = self.singleton.as_ref()?;
+        own.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.to_owned(), value.to_owned());
+        Some(())
+    }
+
+    /// The error of a call that needs a process manager, for a singleton.
+    pub fn needs_manager(&self, what: &str) -> Result<()> {
+        match self.singleton {
+            Some(_) => Err(Pmi2Error::new(
+                PMI2_ERR_OTHER,
+                format!("{what}: a singleton has no process manager"),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// A meta value of this job's table in the store (never a PMIx answer).

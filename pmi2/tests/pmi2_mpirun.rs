@@ -4,7 +4,8 @@
 //! goes to libpmix, and under the rshm component, where the library reads the store. The
 //! answers must be equal, and the counters the library writes at PMI2_Finalize
 //! (`$RSHM_PMI2_STATS`) must show the rshm run attached the store and answered from it.
-//! Needs Debian's `openmpi-bin`, `libopenmpi-dev` and `libpmix-dev`.
+//! Needs Debian's `openmpi-bin`, `libopenmpi-dev` and `libpmix-dev`. The same program run
+//! without a server checks the singleton init.
 
 #[path = "../../client-shim/preload/tests/support/build.rs"]
 mod build;
@@ -158,4 +159,39 @@ fn hash_and_rshm_give_the_same_answers_and_rshm_reads_memory() {
         );
     }
     eprintln!("hash: {hash_counters:?}\nrshm: {rshm_counters:?}");
+}
+
+/// The API's singleton init: a process no PMIx server started is rank 0 of a job of 1 with
+/// appnum 0, its KVS and node attributes its own, name publishing an error.
+#[test]
+fn a_process_no_server_started_is_a_singleton() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = check_program(tmp.path());
+    let mut cmd = Command::new(&exe);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("PMIX_") {
+            cmd.env_remove(k);
+        }
+    }
+    let (status, out, err) = pmixhost::run_group(cmd, Duration::from_secs(60));
+    let out = String::from_utf8_lossy(&out).into_owned();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{out}\n{}",
+        String::from_utf8_lossy(&err)
+    );
+    for want in [
+        "rank 0 init rc 0 spawned 0 size 1 appnum 0 version 2.0 initialized 1",
+        "rank 0 get src 0 rc 0 len 1023 same 1",
+        "rank 0 get-any src 0 rc 0 len 1023 same 1",
+        "rank 0 probe-get src 0 rc 0 len 1023 same 1",
+        "rank 0 getnode wait rc 0 flag 1 same 1",
+        "rank 0 job PMI_process_mapping rc 0 flag 1 (vector,(0,1,1))",
+        "rank 0 job universeSize rc 0 flag 1 1",
+        "rank 0 node localRanks rc 0 flag 1 n 1 [0]",
+        "rank 0 publish rc 14",
+        "rank 0 finalize rc 0 initialized 0 again 1",
+    ] {
+        assert!(out.lines().any(|l| l == want), "lacks {want:?}:\n{out}");
+    }
 }

@@ -167,6 +167,11 @@ pub unsafe extern "C" fn PMI2_Abort(flag: c_int, msg: *const c_char) -> c_int {
                 // SAFETY: NUL-terminated (caller contract); read up to MAX_MSG bytes.
                 String::from_utf8_lossy(unsafe { bytes(msg, MAX_MSG, "msg") }?).into_owned()
             };
+            if s.singleton.is_some() {
+                // No process manager to tell: say it, and end the process (the job).
+                eprintln!("PMI2_Abort: {text}");
+                std::process::exit(1);
+            }
             let whom = (flag == 0).then_some((s.ns.as_str(), s.rank));
             crate::ffi::pmix::abort(1, &text, whom)
         })();
