@@ -18,6 +18,11 @@ use std::time::Duration;
 
 /// Build librshm_pmi2.so (this profile) and the check program linked with it.
 fn check_program(dir: &Path) -> PathBuf {
+    program(dir, "pmi2_check")
+}
+
+/// Build librshm_pmi2.so (this profile) and `pmi2/tests/c/<name>.c` linked with it.
+fn program(dir: &Path, name: &str) -> PathBuf {
     let root = pmixhost::repo_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let st = Command::new(cargo)
@@ -32,11 +37,11 @@ fn check_program(dir: &Path) -> PathBuf {
         .unwrap_or_else(|| root.join("target"))
         .join("debug");
     assert!(lib.join("librshm_pmi2.so").exists());
-    let exe = dir.join("pmi2_check");
+    let exe = dir.join(name);
     let out = Command::new("cc")
         .args(["-O2", "-Wall", "-Wextra", "-Werror", "-o"])
         .arg(&exe)
-        .arg(root.join("pmi2/tests/c/pmi2_check.c"))
+        .arg(root.join(format!("pmi2/tests/c/{name}.c")))
         .arg(format!("-I{}", root.join("pmi2/include").display()))
         .arg(format!("-L{}", lib.display()))
         .arg("-lrshm_pmi2")
@@ -194,4 +199,35 @@ fn a_process_no_server_started_is_a_singleton() {
     ] {
         assert!(out.lines().any(|l| l == want), "lacks {want:?}:\n{out}");
     }
+}
+
+/// PMI2_Job_Spawn over PMIx_Spawn: rank 0 of a 2-rank mpirun job starts 2 processes of a new
+/// job, which see their own job of 2.
+#[test]
+fn job_spawn_starts_a_new_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = program(tmp.path(), "pmi2_spawn");
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .args(["-x", "PMIX_MCA_gds"])
+        .env("PMIX_MCA_gds", "hash")
+        .arg(&exe);
+    let (status, out, err) = pmixhost::run_group(cmd, Duration::from_secs(120));
+    let out = String::from_utf8_lossy(&out).into_owned();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{out}\n{}",
+        String::from_utf8_lossy(&err)
+    );
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "child rank 0 size 2 new-job 1",
+            "child rank 1 size 2 new-job 1",
+            "spawn rc 0 errors 0 child-job 1"
+        ],
+        "{out}"
+    );
 }
