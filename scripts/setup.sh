@@ -4,6 +4,8 @@
 set -euo pipefail
 
 APT_PACKAGES=(pkg-config gcc make libpmix-dev libpmix-bin openmpi-bin libopenmpi-dev valgrind)
+# Slurm's PMI-2 library, the reference of pmi2/tests/slurm-diff.sh
+APT_PACKAGES+=(libpmi2-0-dev)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
