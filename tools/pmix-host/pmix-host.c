@@ -17,6 +17,9 @@
  *   every direct-modex request). --minimal = "register minimal".
  *   --dump-registration FILE writes the exact info array passed to
  *   PMIx_server_register_nspace (format: README.md, "Registration dump").
+ *   --replay-registration DUMPFILE instead of --job: register exactly the
+ *   infos of a dump (e.g. one the gds component recorded from a real host)
+ *   and start the local node's ranks (its PMIX_LOCAL_PEERS) as clients.
  *
  * Regex mode:
  *   pmix-host [--regex "node001,node002"] [--ppn "0,1;2,3"] [--tmpdir DIR]
@@ -93,6 +96,7 @@ static void usage(void)
     fprintf(stderr, "usage: pmix-host --job JOBFILE --client-cmd \"prog args\" [--clients N]\n"
                     "                 [--tmpdir DIR] [--minimal] [--timeout SEC] [--verbose]\n"
                     "                 [--dump-registration FILE] [--rshm LIBRSHM_SERVER.so]\n"
+                    "       pmix-host --replay-registration DUMPFILE --client-cmd \"prog args\" [...]\n"
                     "       pmix-host [--regex NODELIST] [--ppn PPNLIST] [--tmpdir DIR]\n");
     exit(2);
 }
@@ -159,7 +163,7 @@ static void env_set(char ***envp, const char *name, const char *val)
 int main(int argc, char **argv)
 {
     const char *jobfile = NULL, *client_cmd = NULL, *tmpdir = NULL, *regex_in = NULL, *ppn_in = NULL;
-    const char *dump_path = NULL, *rshm_lib = NULL;
+    const char *dump_path = NULL, *rshm_lib = NULL, *replay = NULL;
     int nclients = -1, timeout = 60, failures = 0;
     bool minimal = false, own_tmpdir = false;
     char tmpl[] = "/tmp/pmix-host.XXXXXX";
@@ -190,6 +194,8 @@ int main(int argc, char **argv)
             timeout = atoi(argv[++i]);
         } else if (!strcmp(a, "--rshm")) {
             rshm_lib = argv[++i];
+        } else if (!strcmp(a, "--replay-registration")) {
+            replay = argv[++i];
         } else if (!strcmp(a, "--dump-registration")) {
             dump_path = argv[++i];
         } else if (!strcmp(a, "--regex")) {
@@ -200,7 +206,7 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (!jobfile && !regex_in && !ppn_in) {
+    if ((!jobfile && !replay && !regex_in && !ppn_in) || (jobfile && replay)) {
         usage();
     }
     if (!tmpdir) {
@@ -212,7 +218,7 @@ int main(int argc, char **argv)
     }
 
     /* ---------------- regex mode ---------------- */
-    if (!jobfile) {
+    if (!jobfile && !replay) {
         char *out;
         server_init(tmpdir, NULL, 0);
         if (regex_in) {
@@ -242,7 +248,14 @@ int main(int argc, char **argv)
     }
 
     /* ---------------- job mode ---------------- */
-    load_job(jobfile);
+    infolist_t reg = {0};
+    uint32_t nodeid = 0;
+    if (replay) {
+        load_replay(replay, &reg, &nodeid);
+    } else {
+        load_job(jobfile);
+        nodeid = (uint32_t) job.local;
+    }
     if (minimal) {
         job.minimal = true;
     }
@@ -261,11 +274,12 @@ int main(int argc, char **argv)
                 nclients, me->nranks);
     }
 
-    server_init(tmpdir, me->name, (uint32_t) job.local);
+    server_init(tmpdir, me->name, nodeid);
 
     /* register the namespace (timed, call to completion callback) */
-    infolist_t reg = {0};
-    build_registration(&reg, client_cmd);
+    if (!replay) {
+        build_registration(&reg, client_cmd);
+    }
     if (dump_path) {
         dump_registration(dump_path, &reg, (uint32_t) me->nranks);
     }
