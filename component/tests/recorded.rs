@@ -287,3 +287,13 @@ fn open_mpi_two_app_contexts_answer_as_hash() {
 fn slurm_srun_n4_answers_as_hash() {
     replay("slurm-n4");
 }
+
+#[test]
+fn open_mpi_three_nodes_mpirun_on_a_rankless_node_answers_as_hash() {
+    replay("ompi-3node-rankless");
+}
+
+#[test]
+fn open_mpi_three_nodes_mpirun_in_node1_answers_as_hash() {
+    replay("ompi-3node-in-node1");
+}
