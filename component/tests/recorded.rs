@@ -297,3 +297,70 @@ fn open_mpi_three_nodes_mpirun_on_a_rankless_node_answers_as_hash() {
 fn open_mpi_three_nodes_mpirun_in_node1_answers_as_hash() {
     replay("ompi-3node-in-node1");
 }
+
+/// What the component records is what pmix-host's `--dump-registration` writes for the same
+/// registration (comment lines aside), so one parser and `--replay-registration` read both.
+#[test]
+fn the_component_records_the_registration_as_the_host_passed_it() {
+    let rec = tempfile::tempdir().unwrap();
+    let dump = rec.path().join("host-dump.txt");
+    let dir = rec.path().join("rec");
+    std::fs::create_dir(&dir).unwrap();
+    let st = tempfile::tempdir().unwrap();
+    let d = dump.display().to_string();
+    let job = [
+        "--job",
+        "examples/job-2node.txt",
+        "--dump-registration",
+        d.as_str(),
+    ];
+    let corpus = ["j01 * PMIX_JOB_SIZE\n".to_owned()];
+    let dir_s = dir.display().to_string();
+    let env = [("RSHM_RECORD_REGISTRATIONS", dir_s.as_str())];
+    let (ok, lines, err) = pmix_host_run(&job, "rec", &corpus, Gds::Rshm(st.path()), "", &env);
+    assert!(ok, "pmix-host failed:\n{err}");
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("rshmtest.") && name.ends_with(".reg"),
+        "{name}"
+    );
+    let strip = |t: String| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_owned)
+            .collect()
+    };
+    let recorded = strip(std::fs::read_to_string(files[0].path()).unwrap());
+    let dumped = strip(std::fs::read_to_string(&dump).unwrap());
+    assert!(dumped.len() > 50, "{dumped:?}");
+    assert_eq!(recorded, dumped);
+}
+
+/// A recording directory that cannot be written: logged, and the job runs as without it.
+#[test]
+fn a_recording_that_cannot_be_written_fails_nothing() {
+    let st = tempfile::tempdir().unwrap();
+    let missing = st.path().join("no-such-dir");
+    let m = missing.display().to_string();
+    let corpus = ["j01 * PMIX_JOB_SIZE\n".to_owned()];
+    let job = ["--job", "examples/job-2node.txt"];
+    let env = [("RSHM_RECORD_REGISTRATIONS", m.as_str())];
+    let (ok, lines, err) = pmix_host_run(&job, "norec", &corpus, Gds::Rshm(st.path()), "", &env);
+    assert!(ok, "pmix-host failed:\n{err}");
+    assert_eq!(
+        answers(&lines),
+        (0..4)
+            .map(|r| format!("j01 {r} SUCCESS PMIX_UINT32 8"))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        err.matches("rshm: cannot record the registration of rshmtest")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(!missing.exists());
+}
