@@ -439,9 +439,27 @@ void load_replay(const char *path, infolist_t *reg, uint32_t *nodeid)
     free(l.v);
     free(l.lineno);
     local_ranks(reg, &job.nodes[0], nodeid);
-    if (job.nodes[0].nranks != nlocal) {
-        die("%s: nlocalprocs %ld but %d local ranks found for node %s (PMIX_LOCAL_PEERS or the "
-            "proc arrays' PMIX_HOSTNAME)", path, nlocal, job.nodes[0].nranks, job.nodes[0].name);
-    }
     job.size = (uint32_t) nlocal;
+}
+
+void replay_local_ranks(node_t *me, int nlocal)
+{
+    if (0 == me->nranks && nlocal > 0) {
+        /* only the maps name the local ranks (e.g. a minimal registration): ask libpmix,
+         * which has parsed them */
+        pmix_proc_t *procs = NULL;
+        size_t n = 0;
+        pmix_status_t rc = PMIx_Resolve_peers(me->name, job.nspace, &procs, &n);
+        if (PMIX_SUCCESS != rc) {
+            die("PMIx_Resolve_peers(%s): %s", me->name, PMIx_Error_string(rc));
+        }
+        for (size_t i = 0; i < n; i++) {
+            add_rank(me, procs[i].rank);
+        }
+        PMIX_PROC_FREE(procs, n);
+    }
+    if (me->nranks != nlocal) {
+        die("nlocalprocs %d but %d local ranks found for node %s (PMIX_LOCAL_PEERS, the proc "
+            "arrays' PMIX_HOSTNAME, the maps)", nlocal, me->nranks, me->name);
+    }
 }

@@ -118,9 +118,13 @@ void dump_registration(const char *path, const infolist_t *reg, uint32_t nlocalp
 #define PMIX_HOST_STR(x) PMIX_HOST_XSTR(x)
 
 /* --replay-registration: read the dump at path into reg (exactly the infos it lists) and job
- * (nspace; one node, the local one, with its ranks: the clients); *nodeid = the local node's
- * PMIX_NODEID in the registration (0 if none). Dies on any error. */
+ * (nspace; one node, the local one, with the ranks the infos name for it: the clients; size =
+ * nlocalprocs); *nodeid = the local node's PMIX_NODEID in the registration (0 if none). Dies
+ * on any error. */
 void load_replay(const char *path, infolist_t *reg, uint32_t *nodeid);
+/* After the registration: when the dump named no local ranks, those libpmix resolves from the
+ * maps (PMIx_Resolve_peers); dies unless there are nlocal of them. */
+void replay_local_ranks(node_t *me, int nlocal);
 
 /* ------------------------------------------------------------------ */
 /* host-server.c                                                       */

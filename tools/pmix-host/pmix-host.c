@@ -160,6 +160,24 @@ static void env_set(char ***envp, const char *name, const char *val)
     *envp = env;
 }
 
+/* How many of the local ranks to start (default all), and whether that can be done. */
+static void check_clients(int *nclients, const node_t *me, const char *client_cmd)
+{
+    if (*nclients < 0) {
+        *nclients = me->nranks;
+    }
+    if (*nclients > me->nranks) {
+        die("--clients %d but only %d ranks on local node %s", *nclients, me->nranks, me->name);
+    }
+    if (*nclients > 0 && !client_cmd) {
+        die("--client-cmd is required");
+    }
+    if (*nclients < me->nranks) {
+        fprintf(stderr, "pmix-host: warning: starting %d of %d local ranks; collectives will hang\n",
+                *nclients, me->nranks);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *jobfile = NULL, *client_cmd = NULL, *tmpdir = NULL, *regex_in = NULL, *ppn_in = NULL;
@@ -260,18 +278,11 @@ int main(int argc, char **argv)
         job.minimal = true;
     }
     node_t *me = &job.nodes[job.local];
-    if (nclients < 0) {
-        nclients = me->nranks;
-    }
-    if (nclients > me->nranks) {
-        die("--clients %d but only %d ranks on local node %s", nclients, me->nranks, me->name);
-    }
-    if (nclients > 0 && !client_cmd) {
-        die("--client-cmd is required");
-    }
-    if (nclients < me->nranks) {
-        fprintf(stderr, "pmix-host: warning: starting %d of %d local ranks; collectives will hang\n",
-                nclients, me->nranks);
+    /* nlocalprocs: the job file's local ranks, or the dump's header (its ranks may be known
+     * only once libpmix has the registration's maps: replay_local_ranks below) */
+    int nlocal = replay ? (int) job.size : me->nranks;
+    if (!replay) {
+        check_clients(&nclients, me, client_cmd);
     }
 
     server_init(tmpdir, me->name, nodeid);
@@ -281,7 +292,7 @@ int main(int argc, char **argv)
         build_registration(&reg, client_cmd);
     }
     if (dump_path) {
-        dump_registration(dump_path, &reg, (uint32_t) me->nranks);
+        dump_registration(dump_path, &reg, (uint32_t) nlocal);
     }
     /* rshm first: each store is timed on the array as build_registration left it, as libpmix's
      * is in a run without --rshm (after libpmix's registration the array's pages are cold and
@@ -291,7 +302,7 @@ int main(int argc, char **argv)
         struct rusage u0, u1;
         getrusage(RUSAGE_SELF, &u0);
         long long r0 = now_us();
-        rshm_check(rshm.reg(rshm.h, job.nspace, me->nranks, reg.v, reg.n), "register_nspace");
+        rshm_check(rshm.reg(rshm.h, job.nspace, nlocal, reg.v, reg.n), "register_nspace");
         long long us = now_us() - r0;
         getrusage(RUSAGE_SELF, &u1);
         fprintf(stderr, "pmix-host: rshm_register_nspace_us=%lld\n", us);
@@ -307,7 +318,7 @@ int main(int argc, char **argv)
     }
     waiter_t w = WAITER_INIT;
     long long t0 = now_us();
-    rc = PMIx_server_register_nspace(job.nspace, me->nranks, reg.v, reg.n, op_cb, &w);
+    rc = PMIx_server_register_nspace(job.nspace, nlocal, reg.v, reg.n, op_cb, &w);
     if (PMIX_SUCCESS == rc) {
         rc = wait_op(&w);
     }
@@ -316,6 +327,10 @@ int main(int argc, char **argv)
         die("PMIx_server_register_nspace: %s", PMIx_Error_string(rc));
     }
     fprintf(stderr, "pmix-host: register_nspace_us=%lld\n", t1 - t0);
+    if (replay) {
+        replay_local_ranks(me, nlocal);
+        check_clients(&nclients, me, client_cmd);
+    }
 
     /* register + fork the clients */
     int cargc = 0;
