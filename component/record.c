@@ -163,7 +163,7 @@ static void infos(FILE *f, const pmix_info_t *v, size_t n, int depth)
         case PMIX_DATA_ARRAY: {
             const pmix_data_array_t *d = val->data.darray;
             size_t es = NULL == d ? 0 : elem_size(d->type);
-            if (NULL == d) {
+            if (NULL == d || (NULL == d->array && 0 < d->size)) {
                 fputs("PMIX_UNDEF 0", f);
             } else if (PMIX_INFO == d->type) {
                 fprintf(f, "PMIX_INFO %zu\n", d->size);

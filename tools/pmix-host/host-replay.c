@@ -205,7 +205,7 @@ static pmix_data_array_t *parse_scalar_array(const lines_t *l, size_t i, const c
     }
     pmix_data_type_t et = type_named(elem);
     const char *p = text + used;
-    if (PMIX_UNDEF == et || '[' != *p++) {
+    if (PMIX_UNDEF == et || '[' != *p++ || n > strlen(p)) {
         bad_line(l, i, "bad data array");
     }
     PMIX_DATA_ARRAY_CREATE(d, n, et);
@@ -249,6 +249,10 @@ static pmix_data_array_t *parse_scalar_array(const lines_t *l, size_t i, const c
 static pmix_info_t *parse_infos(const lines_t *l, size_t *i, int depth, size_t count)
 {
     pmix_info_t *v = NULL;
+    if (count > l->n - *i) {
+        die("%s: %zu infos announced at depth %d, only %zu lines left", l->path, count, depth,
+            l->n - *i);
+    }
     PMIX_INFO_CREATE(v, count ? count : 1);
     for (size_t k = 0; k < count; k++, (*i)++) {
         char key[PMIX_MAX_KEYLEN + 2], tname[64];
