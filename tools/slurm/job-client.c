@@ -310,9 +310,16 @@ static void try_file(const char *path)
     try_op("unlink", unlink(path), path);
 }
 
+/* The store's own directory only (named rshm-*): a shared parent such as /dev/shm takes anyone's
+ * files. */
 static void try_dir(const char *dir)
 {
-    char p[4200];
+    char p[4200], copy[4096];
+    snprintf(copy, sizeof(copy), "%s", dir);
+    if (0 != strncmp(basename(copy), "rshm-", 5)) {
+        line("try %u dir skipped-not-rshm - %s", me.rank, dir);
+        return;
+    }
     snprintf(p, sizeof(p), "%s/job-client-%u", dir, me.rank);
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
     try_op("create-in-dir", fd, dir);
