@@ -7,6 +7,8 @@
 #                                                      the node; PMIX_ENV: mpi.conf's PMIxEnv
 #   bash tools/slurm/cluster.sh pmix-env DIR PMIX_ENV  set PMIxEnv and wait until a step has it
 #   bash tools/slurm/cluster.sh steps DIR              the pids of the cluster's slurmstepds
+#   bash tools/slurm/cluster.sh idle DIR               wait until none runs (srun returns before
+#                                                      its slurmstepd has finalized the server)
 #   bash tools/slurm/cluster.sh stop DIR               stop every daemon and step it started
 #
 # PMIxEnv ("A=x;B=y" in mpi.conf beside slurm.conf) is the environment of the PMIx server that
@@ -178,11 +180,19 @@ cmd_pmix_env() {
   gen=$(set_pmix_env "$d" "$2")
   SLURM_CONF="$d/etc/slurm.conf" scontrol reconfigure
   for _ in $(seq 50); do
-    [ "$(step_gen "$d" 2>/dev/null)" = "$gen" ] && return 0
+    [ "$(step_gen "$d" 2>/dev/null)" = "$gen" ] && { cmd_idle "$d"; return 0; }
     sleep 0.2
   done
   die "steps do not see mpi.conf generation $gen (PMIxEnv=$2)"
 }
+
+cmd_idle() {
+  local d
+  d=$(realpath "$1")
+  wait_for "the steps to end" 20 no_steps "$d"
+}
+
+no_steps() { [ -z "$(cluster_steps "$1")" ]; }
 
 cmd_stop() {
   local d pid
@@ -203,6 +213,7 @@ case "${1:-}" in
   start) [ $# -ge 2 ] || die "usage: cluster.sh start DIR [PMIX_ENV]"; cmd_start "$2" "${3:-}" ;;
   pmix-env) [ $# -ge 3 ] || die "usage: cluster.sh pmix-env DIR PMIX_ENV"; cmd_pmix_env "$2" "$3" ;;
   stop) [ $# -ge 2 ] || die "usage: cluster.sh stop DIR"; cmd_stop "$2" ;;
-  steps) cluster_steps "$(realpath "$2")" ;;
-  *) die "usage: cluster.sh start|pmix-env|stop DIR ..." ;;
+  steps) [ $# -ge 2 ] || die "usage: cluster.sh steps DIR"; cluster_steps "$(realpath "$2")" ;;
+  idle) [ $# -ge 2 ] || die "usage: cluster.sh idle DIR"; cmd_idle "$2" ;;
+  *) die "usage: cluster.sh start|pmix-env|steps|idle|stop DIR ..." ;;
 esac

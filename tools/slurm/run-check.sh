@@ -31,6 +31,7 @@ cleanup() {
   if [ "${RSHM_SLURM_KEEP:-0}" = 1 ]; then echo "slurm: kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 trap 'echo "FAIL slurm: run-check.sh stopped by a failed command at line $LINENO" >&2' ERR
 
 PASS=0 FAIL=0
@@ -101,7 +102,7 @@ srun_job() { # cfg name srun-args... -> $T/out/<cfg>-<name>.{out,err}, status
   local gds=hash comp=
   [ "$cfg" = rshm ] && { gds=rshm,hash; comp=$T/bin/comp; }
   as_user env PMIX_MCA_gds=$gds ${comp:+PMIX_MCA_mca_base_component_path=$comp} \
-    timeout 120 srun -n "$NTASKS" --mpi=pmix "$@" >"$T/out/$cfg-$name.out" 2>"$T/out/$cfg-$name.err"
+    timeout 60 srun -n "$NTASKS" --mpi=pmix "$@" >"$T/out/$cfg-$name.out" 2>"$T/out/$cfg-$name.err"
 }
 
 no_leftovers() { # what before-file
@@ -110,8 +111,12 @@ no_leftovers() { # what before-file
   if [ -z "$left" ]; then
     pass "$1: no rshm-* left in /dev/shm or the spool"
   else
-    fail "$1: left behind: $(echo $left)"
+    fail "$1: left behind: $(paste -sd' ' <<<"$left")"
   fi
+}
+
+server_stats() { # dir -> the names of the servers' RSHM_GDS_STATS files in it
+  find "$1" -maxdepth 1 -name 'server-*' -printf '%f\n' 2>/dev/null || true
 }
 
 run_config() { # cfg
@@ -124,9 +129,7 @@ run_config() { # cfg
     test "$s" = 0 -a "$(grep -c '^done [0-9]* SUCCESS$' "$T/out/$cfg-client.out")" = "$NTASKS"
   no_leftovers "$cfg: after the job-client job" "$before"
   # the server writes its stats when slurmstepd finalizes it, after srun has returned
-  if [ "$cfg" = rshm ]; then
-    for _ in $(seq 50); do ls "$T/stats" | grep -q '^server-' && break; sleep 0.2; done
-  fi
+  $CLUSTER idle "$C"
   cp -r "$T/stats" "$T/out/$cfg-stats"
   s=0
   srun_job "$cfg" mpi "$T/bin/mpi-job" || s=$?
@@ -164,10 +167,10 @@ fi
 # hash: the component out of the way (the PMIxEnv switch works)
 check "hash: no rshm- segment mapped, no server stats (the component was not loaded)" \
   test -z "$(grep '^map ' "$O/hash-client.out" | grep -v ' none ' || true)" -a \
-  -z "$(ls "$O/hash-stats" | grep '^server-' || true)"
+  -z "$(server_stats "$O/hash-stats")"
 
 # rshm: the server ran the component; the tasks read the store
-srv=$(ls "$O/rshm-stats" | grep '^server-' || true)
+srv=$(server_stats "$O/rshm-stats")
 check "rshm: the PMIx server in slurmstepd ran the component (RSHM_GDS_STATS $srv)" test -n "$srv"
 check "rshm: every task was given a store (RSHM_STORE)" \
   test "$(grep -c '^env [0-9]* RSHM_STORE /' "$O/rshm-client.out")" = "$NTASKS"
@@ -208,7 +211,7 @@ start_held() { # name
   local before=$T/out/$1-before
   stores >"$before"
   as_user env PMIX_MCA_gds=rshm,hash PMIX_MCA_mca_base_component_path="$T/bin/comp" \
-    timeout 120 srun -n "$NTASKS" --mpi=pmix "$T/bin/job-client" --hold 60 \
+    timeout 60 srun -n "$NTASKS" --mpi=pmix "$T/bin/job-client" --hold 60 \
     >"$T/out/$1.out" 2>"$T/out/$1.err" &
   HELD_SRUN=$!
   HELD_STORE=
