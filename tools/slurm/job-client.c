@@ -15,8 +15,8 @@
  * As root those attempts are skipped (they would succeed and damage the job's store).
  *
  * Output lines (each one write(2), so that the tasks' lines do not interleave; sort them):
- *   get <myrank> <rank|*> <realm> <KEY> <status> <value>   an answer (value in the canonical
- *                                                          text of tools/pmix-host/README.md)
+ *   get <myrank> <rank|*> <realm> <KEY> <status> <type> <value>   an answer (the value in the
+ *       canonical text of tools/pmix-host/README.md; past 512 characters "len=N fnv1a=HEX" of it)
  *   map <myrank> <perms> <tmpfs|not-tmpfs> <path>          a mapped rshm- file
  *   try <myrank> <op> <refused|ALLOWED> <errno> <path>     a write attempt on a store file/dir
  *   env <myrank> RSHM_STORE <path|unset>
@@ -24,7 +24,8 @@
  *                                                          RSHM_STORE, when set
  *   done <myrank> <status of PMIx_Finalize>
  * A value's text has the job's step id ("<J>.<S>" of the nspace "slurm.pmix.<J>.<S>") replaced
- * by "<step>", so that the answers of two jobs compare equal.
+ * by "<step>" where it names the step (normalize()), so that the answers of two jobs compare
+ * equal.
  * Exit status 1 when PMIx_Init, Put, Commit or Fence failed.
  */
 #ifndef _GNU_SOURCE
@@ -52,30 +53,34 @@
 static pmix_proc_t me;
 static const char *step_id = ""; /* "<J>.<S>" from the nspace */
 
-/* Print a printf-formatted line with one write(2). */
+/* Print a printf-formatted line with one write(2) (a value may be kilobytes: the node's
+ * topology). */
 static void line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void line(const char *fmt, ...)
 {
-    char buf[8192];
+    char *buf = NULL;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+    int n = vasprintf(&buf, fmt, ap);
     va_end(ap);
     if (n < 0) {
         return;
     }
-    if ((size_t) n > sizeof(buf) - 2) {
-        n = (int) sizeof(buf) - 2;
+    char *out = realloc(buf, (size_t) n + 1);
+    if (NULL == out) {
+        free(buf);
+        return;
     }
-    buf[n++] = '\n';
+    out[n++] = '\n';
     ssize_t off = 0;
     while (off < n) {
-        ssize_t w = write(STDOUT_FILENO, buf + off, (size_t) (n - off));
+        ssize_t w = write(STDOUT_FILENO, out + off, (size_t) (n - off));
         if (w <= 0) {
             break;
         }
         off += w;
     }
+    free(out);
 }
 
 /* ---- answers ----------------------------------------------------------------------------- */
@@ -94,7 +99,8 @@ static const struct key JOB_KEYS[] = {
     K(PMIX_LOCALLDR),    K(PMIX_NPROC_OFFSET), K(PMIX_TMPDIR),         K(PMIX_NSDIR),
     K(PMIX_TDIR_RMCLEAN), K(PMIX_APP_SIZE),    K(PMIX_APPLDR),         K(PMIX_NODE_SIZE),
     K(PMIX_LOCAL_CPUSETS), K(PMIX_SESSION_ID), K(PMIX_HOSTNAME),       K(PMIX_NODEID),
-    K(PMIX_NUM_ALLOCATED_NODES), K(PMIX_LOCAL_PROCS), K(PMIX_APPNUM),
+    K(PMIX_NUM_ALLOCATED_NODES), K(PMIX_LOCAL_PROCS), K(PMIX_APPNUM), K(PMIX_SPAWNED),
+    K(PMIX_ANL_MAP),     {"PMIX_LOCAL_TOPO", "pmix.ltopo"}, /* deprecated in 4.2; Slurm sets it */
 };
 
 /* Reserved keys asked of every rank (proc realm). */
@@ -103,10 +109,12 @@ static const struct key PROC_KEYS[] = {
     K(PMIX_HOSTNAME),      K(PMIX_APPNUM),      K(PMIX_APP_RANK),    K(PMIX_GLOBAL_RANK),
     K(PMIX_SPAWNED),       K(PMIX_REINCARNATION), K(PMIX_LOCALITY_STRING), K(PMIX_PROCDIR),
     K(PMIX_CPUSET),        K(PMIX_JOB_SIZE),    K(PMIX_LOCAL_SIZE),  K(PMIX_APP_SIZE),
+    K(PMIX_APPLDR),
 };
 
 /* Realm queries: a key with one realm qualifier (and PMIX_APPNUM / PMIX_HOSTNAME naming it). */
-static const struct key SESSION_KEYS[] = {K(PMIX_UNIV_SIZE), K(PMIX_MAX_PROCS), K(PMIX_SESSION_ID)};
+static const struct key SESSION_KEYS[] = {K(PMIX_UNIV_SIZE), K(PMIX_MAX_PROCS), K(PMIX_SESSION_ID),
+                                          K(PMIX_TMPDIR), K(PMIX_TDIR_RMCLEAN)};
 static const struct key APP_KEYS[] = {K(PMIX_APP_SIZE), K(PMIX_APPLDR), K(PMIX_MAX_PROCS),
                                       K(PMIX_APP_ARGV), K(PMIX_WDIR)};
 static const struct key NODE_KEYS[] = {K(PMIX_LOCAL_SIZE), K(PMIX_LOCAL_PEERS), K(PMIX_NODE_SIZE),
@@ -119,8 +127,10 @@ static const struct key NODE_KEYS[] = {K(PMIX_LOCAL_SIZE), K(PMIX_LOCAL_PEERS), 
 #define CARD_BLOB "rshm.card.blob"
 #define CARD_LOCAL "rshm.card.local"
 
-/* `text` with every occurrence of the step id that is not part of a longer number replaced by
- * "<step>" (malloc'ed). */
+/* `text` with the step id replaced by "<step>" where a value names it: the whole value
+ * ("\"<J>.<S>\"", PMIX_JOBID), and after "_", "[", "." or "/" (directories, the nspace, the
+ * topology's process name) when no digit or '.' follows. Elsewhere "2.0" may be a version.
+ * malloc'ed. */
 static char *normalize(const char *text)
 {
     size_t n = strlen(step_id), len = strlen(text);
@@ -128,10 +138,17 @@ static char *normalize(const char *text)
     if (NULL == out) {
         return NULL;
     }
+    const char *value = strchr(text, ' '); /* "<TYPE> <value>" */
+    if (n > 0 && NULL != value && strlen(value) == n + 3 && '"' == value[1]
+        && 0 == strncmp(value + 2, step_id, n) && '"' == value[n + 2]) {
+        sprintf(out, "%.*s \"<step>\"", (int) (value - text), text);
+        return out;
+    }
     for (size_t i = 0; i < len;) {
-        bool edge_l = 0 == i || !isdigit((unsigned char) text[i - 1]);
-        bool edge_r = i + n >= len || !isdigit((unsigned char) text[i + n]);
-        if (n > 0 && edge_l && 0 == strncmp(text + i, step_id, n) && edge_r) {
+        bool after = i > 0 && NULL != strchr("_[./", text[i - 1]);
+        char next = i + n < len ? text[i + n] : '\0';
+        if (n > 0 && after && 0 == strncmp(text + i, step_id, n) && !isdigit((unsigned char) next)
+            && '.' != next) {
             o += sprintf(o, "<step>");
             i += n;
         } else {
@@ -141,6 +158,20 @@ static char *normalize(const char *text)
     *o = '\0';
     return out;
 }
+
+/* FNV-1a (64 bit): a long value's text (the node's topology, kilobytes) is printed as its
+ * length and hash, so that every line stays one short write (lines of several tasks share
+ * srun's output; a write past PIPE_BUF may interleave). */
+static uint64_t fnv1a(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (unsigned char) p[i]) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+#define LONG_VALUE 512
 
 static void get(pmix_rank_t rank, const char *realm, const struct key *k, pmix_info_t *info,
                 size_t ninfo)
@@ -170,8 +201,19 @@ static void get(pmix_rank_t rank, const char *realm, const struct key *k, pmix_i
         snprintf(who, sizeof(who), "%u", rank);
     }
     char *norm = NULL == text ? NULL : normalize(text);
-    line("get %u %s %s %s %s %s", me.rank, who, realm, k->name, PMIx_Error_string(rc),
-         NULL == norm ? "" : norm);
+    if (NULL != norm && strlen(norm) > LONG_VALUE) {
+        size_t nlen = strlen(norm);
+        unsigned long long h = (unsigned long long) fnv1a(norm, nlen);
+        char *type_end = strchr(norm, ' '); /* keep the type, digest the value */
+        if (NULL != type_end) {
+            *type_end = '\0';
+        }
+        line("get %u %s %s %s %s %s len=%zu fnv1a=%016llx", me.rank, who, realm, k->name,
+             PMIx_Error_string(rc), norm, nlen, h);
+    } else {
+        line("get %u %s %s %s %s %s", me.rank, who, realm, k->name, PMIx_Error_string(rc),
+             NULL == norm ? "" : norm);
+    }
     free(norm);
     free(text);
 }

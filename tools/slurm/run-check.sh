@@ -87,14 +87,28 @@ stores() {
 }
 
 # The entries of `stores` not in file $1 (what this cluster's jobs added), after up to 10 s.
+# A store named for a live process other than this cluster's slurmstepds (rshm-<pid>-<nonce>)
+# is another program's, running on the same machine.
 new_stores() {
   local left
   for _ in $(seq 50); do
-    left=$(stores | comm -13 "$1" -)
+    left=$(stores | comm -13 "$1" - | not_foreign)
     [ -z "$left" ] && return 0
     sleep 0.2
   done
   echo "$left"
+}
+
+not_foreign() {
+  local path pid ours=
+  while read -r path; do
+    pid=$(basename "$path" | sed -n 's/^rshm-\([0-9][0-9]*\)-.*/\1/p')
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      [ -n "$ours" ] || ours=" $($CLUSTER steps "$C" | tr '\n' ' ') "
+      [[ "$ours" == *" $pid "* ]] || continue
+    fi
+    echo "$path"
+  done
 }
 
 srun_job() { # cfg name srun-args... -> $T/out/<cfg>-<name>.{out,err}, status
