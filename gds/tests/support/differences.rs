@@ -80,3 +80,9 @@ pub const MINIMAL: &[(&str, Why)] = &[
     ("r612-05", JobInfoAnyRank),
     ("r612-33", JobInfoAnyRank),
 ];
+
+/// examples/job-slurm.txt with examples/corpus-toplevel.txt.
+pub const SLURM: &[(&str, Why)] = &[];
+
+/// examples/job-toplevel.txt with examples/corpus-toplevel.txt.
+pub const TOPLEVEL: &[(&str, Why)] = &[];
