@@ -5,6 +5,8 @@
 #  3. the same job with the minimal registration;
 #  4. the realm corpus (examples/corpus-realms.txt) on the full job with
 #     PMIX_MCA_gds=hash -> examples/expected-realms.out (~1 s);
+#  5. examples/corpus-toplevel.txt on job-slurm.txt and job-toplevel.txt
+#     (gds=hash) -> examples/expected-slurm.out, expected-toplevel.out;
 #  (2./3. also dump the registration, --dump-registration, compared with
 #  examples/expected-*.reg after replacing the working directory by @CWD@)
 # each client output is sorted and compared with examples/expected-*.out
@@ -83,6 +85,20 @@ fi
 sort -k1,1 -k2,2n "$out/realms.raw" | sed "s|\"$(pwd)\"|\"@CWD@\"|" > "$out/realms.out"
 compare realms "$out/realms.out" examples/expected-realms.out
 ./summarize.sh "$out/realms.out" examples/corpus-realms.txt > "$out/realms.summary"
+
+# 5. realm keys given outside their arrays (gds=hash): Slurm 22.05's shape, and
+# top-level node and app keys and node arrays the maps contradict
+for v in slurm toplevel; do
+    PMIX_MCA_gds=hash timeout 120 ./pmix-host --job "examples/job-$v.txt" --timeout 60 \
+        --client-cmd "./pmix-client examples/corpus-toplevel.txt" \
+        > "$out/$v.raw" 2> "$out/$v.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "check: $v: pmix-host exited $rc"; cat "$out/$v.err"; fail=1
+    fi
+    sort -k1,1 -k2,2n "$out/$v.raw" > "$out/$v.out"
+    compare "$v" "$out/$v.out" "examples/expected-$v.out"
+done
 
 [ $fail -eq 0 ] && echo "check: all ok" || echo "check: FAILED"
 exit $fail
