@@ -190,9 +190,20 @@ pub fn build<I: RegInfo>(
             *slot = h;
         }
     }
+    // Top-level app keys go to the job's only app, as OpenPMIx files them (app 0 when no app
+    // array names one; with several apps it refuses such a key, here it stays the job's).
+    let only_app = match l.apps.split_first() {
+        None => Some(0),
+        Some((&first, rest)) => rest.iter().all(|&a| a == first).then_some(first),
+    };
     let apply = Apply {
         session_id,
         job_size,
+        local_node: local_nodeid,
+        local_mapped: local_nodeid
+            .and_then(|n| per_node.get(n as usize))
+            .is_some_and(|r| !r.is_empty()),
+        only_app,
         node_ids: &node_ids,
         nodes: Nodes {
             hosts: &dense_hosts,
@@ -212,8 +223,8 @@ pub fn build<I: RegInfo>(
         derive(&mut t, hosts, per_node, job_size, local_nodeid)?;
         // What the host registered overrides what was derived.
         let mut node_arrays = Vec::with_capacity(l.node_arrays.len());
-        for &(info, session) in &l.ops {
-            apply.op(&mut t, info, session, &mut node_arrays)?;
+        for &(info, place) in &l.ops {
+            apply.op(&mut t, info, place, &mut node_arrays)?;
         }
         // The node realm, and the hostname index (one meta value).
         let run = node_realm::node_run(hosts, per_node, node_arrays, &node_ids, node_arena)?;
