@@ -29,9 +29,6 @@ pub enum Why {
     /// rank's local rank, node rank or node id from the maps (`pmix_gds_hash_store_map`); rshm
     /// derives them where the arrays give none.
     MapsBesideProcArrays,
-    /// Not matched yet (docs/jobdata.md): OpenPMIx stores PMIX_APPNUM 0 for a rank whose proc
-    /// array gives none (`hash_cache_job_info`); rshm stores nothing.
-    AppnumOfProcArray,
 }
 
 use Why::*;
@@ -100,7 +97,6 @@ pub const SLURM: &[(&str, Why)] = &[
 pub const TOPLEVEL: &[(&str, Why)] = &[
     ("t24", AppOfTarget),
     ("t35", NodeIdentity),
-    ("t26", AppnumOfProcArray),
     ("t30", MapsBesideProcArrays),
     ("t31", MapsBesideProcArrays),
     ("t34", MapsBesideProcArrays),

@@ -23,7 +23,7 @@ use crate::prefault::Prefault;
 use crate::table::TableBuilder;
 use crate::value::Value;
 use apply::Apply;
-use derive::{derive, derive_columns};
+use derive::{default_appnum, derive, derive_columns};
 use read_ahead::{read_ahead, Nodes, NO_GROUP, PROC_CLASS, READ_BLOCK};
 use scan::ScanPlan;
 
@@ -246,6 +246,7 @@ pub fn build<I: RegInfo>(
         // In document order, one by one (a rank's later array overrides its earlier one).
         apply.in_order(&mut t, &l.proc_arrays, ahead, dense)?;
     }
+    default_appnum(&mut t, &l.proc_arrays)?;
     let nodes = node_ids.len() as u32;
     Ok((
         t,
