@@ -3,7 +3,7 @@
 # Idempotent: installs only what is missing. Sourced by main-job.sh and test.sh.
 set -euo pipefail
 
-APT_PACKAGES=(pkg-config gcc make libpmix-dev libpmix-bin openmpi-bin libopenmpi-dev valgrind)
+APT_PACKAGES=(pkg-config gcc make libpmix-dev libpmix-bin openmpi-bin libopenmpi-dev valgrind iproute2)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -31,6 +31,9 @@ step "commit storm, smoke (N = 16, K = 16: in process, then real clients on hash
 cargo run --release -q -p rshm-benches --bin scale -- --commit-storm --storm-n 16 --storm-k 16 --storm-fence
 bash component/bench/commit-storm.sh 16 16
 
+step "multi-node: mpirun and orteds over emulated nodes, gds hash vs rshm (tools/multinode)"
+bash tools/multinode/run-check.sh
+
 step "unit, integration and multi-process tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
