@@ -14,6 +14,7 @@
 #   nodes.sh pids DIR NODE       the processes inside NODE, its holder excluded
 #   nodes.sh down DIR            kill every process inside the nodes, remove the namespaces
 #
+# NODES_TMP=tmpfs at `up`: /tmp is a private tmpfs instead (as on Debian 13).
 # Per node, DIR/NODE/pmix-mca-params.conf is what libpmix inside NODE reads as its system file
 # (/usr/lib/x86_64-linux-gnu/pmix2/share/pmix-mca-params.conf there): rewrite it in place (`>`).
 set -euo pipefail
@@ -48,7 +49,7 @@ start_holder() { # DIR NAME UNSHARE-FLAGS...
 }
 
 up() {
-  local dir=$1 n=$2 i pid sw out
+  local dir=$1 n=$2 i pid sw out tmp_mount
   [ "$(id -u)" -eq 0 ] || die "must run as root"
   case $dir in /tmp/*) die "DIR must not be under /tmp (private in each node)" ;; esac
   mkdir -p "$dir"
@@ -66,6 +67,8 @@ up() {
     chmod 1777 "$dir/node$i/tmp"
     [ -f "$dir/node$i/pmix-mca-params.conf" ] || cp "$PMIX_CONF" "$dir/node$i/pmix-mca-params.conf"
     start_holder "$dir" "node$i" --net --uts --mount --propagation private
+    tmp_mount="mount --bind '$dir/node$i/tmp' /tmp"
+    [ "${NODES_TMP:-disk}" != tmpfs ] || tmp_mount="mount -t tmpfs -o size=256m,mode=1777 tmpfs /tmp"
     pid=$(cat "$dir/node$i.pid")
     nsenter -t "$sw" -n ip link add "v$i" type veth peer name eth0 netns "$pid"
     nsenter -t "$sw" -n sh -c "ip link set v$i master br0 && ip link set v$i up"
@@ -78,7 +81,7 @@ up() {
       mount --bind '$dir/hosts' /etc/hosts
       mount --bind '$dir/node$i/pmix-mca-params.conf' '$PMIX_CONF'
       mount -t tmpfs -o size=256m,mode=1777 tmpfs /dev/shm
-      mount --bind '$dir/node$i/tmp' /tmp"
+      $tmp_mount"
   done
   # node0 reaches every node: a connection to a closed port is refused at once (no ping here)
   pid=$(cat "$dir/node0.pid")

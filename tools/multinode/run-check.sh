@@ -73,17 +73,37 @@ run() {
     mpirun --allow-run-as-root --mca plm_rsh_agent "$HERE/nodes.sh agent $WORK" \
     --mca oob_tcp_if_include 10.77.0.0/24 --mca btl_tcp_if_include 10.77.0.0/24 \
     --mca btl self,tcp --host "${hosts%,}" -np "$NP" "$@" >"$WORK/out/$name.log" 2>&1 || rc=$?
+  settle
+}
+
+# Wait (10 s at most) until no process of a job is left in any node (an orted may still be
+# finalizing, removing its store, as mpirun returns); then end what is left, saying so.
+settle() {
+  local n p left
+  for _ in $(seq 100); do
+    left=""
+    for n in node0 "${NODES[@]}"; do left+=$(bash "$HERE/nodes.sh" pids "$WORK" "$n"); done
+    [ -n "$left" ] || return 0
+    sleep 0.1
+  done
+  for n in node0 "${NODES[@]}"; do
+    for p in $(bash "$HERE/nodes.sh" pids "$WORK" "$n"); do
+      echo "  $n: ending $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-80)"
+      kill -9 "$p" 2>/dev/null || true
+    done
+  done
 }
 all_lines() { cat "$WORK/out/$1"/* 2>/dev/null | sort; }
-client_args() { echo --nodes "$(IFS=,; echo "${NODES[*]}")" --nodeids $((${#NODES[@]} + 1)); }
+# node-realm Gets by each compute node's name and by ids 0..3 (node0, mpirun's, among them)
+CLIENT_ARGS=(--nodes "$(IFS=,; echo "${NODES[*]}")" --nodeids $((${#NODES[@]} + 1)))
 
 # No rshm-* in any node's /dev/shm (nor left in its /tmp).
 no_stores_left() {
   local n left=""
   for n in node0 "${NODES[@]}"; do
-    left+=$(in_node "$n" sh -c 'ls -d /dev/shm/rshm-* 2>/dev/null; find /tmp -name "rshm-*" -prune 2>/dev/null' | sed "s|^|$n:|")
+    left+=$(in_node "$n" sh -c 'ls -d /dev/shm/rshm-* 2>/dev/null; find /tmp -name "rshm-*" -prune 2>/dev/null' | sed "s|^| $n:|")
   done
-  [ -z "$left" ] || { echo "  left: $left" | tr '\n' ' '; echo; return 1; }
+  [ -z "$left" ] || { echo "  left:${left//$'\n'/}"; return 1; }
 }
 
 # The ranks' node: ranks are placed by slot, PPN per node in order.
@@ -102,7 +122,7 @@ job() { # LAYOUT GDS
   [ "$layout" = rankless ] && at=node0
   configure "$([ "$gds" = rshm ] && echo rshm,hash || echo hash)"
 
-  run "$tag-client" "$at" 120 "$WORK/bin/node-client" $(client_args) --out "$WORK/out/$tag-client"
+  run "$tag-client" "$at" 120 "$WORK/bin/node-client" "${CLIENT_ARGS[@]}" --out "$WORK/out/$tag-client"
   check "$tag: PMIx client job ran (6 ranks, done SUCCESS; mpirun exit $rc)" \
     test "$rc" -eq 0 -a "$(all_lines "$tag-client" | grep -c '^done [0-9]* SUCCESS$')" -eq "$NP"
   check "$tag: no rshm-* left in any node after the job" no_stores_left
@@ -167,7 +187,7 @@ rshm_checks() {
 hold_job() {
   local tag=$1 at=$2 n hold="$WORK/hold-$1" pid r
   mkdir -p "$hold"
-  ( run "$tag-hold" "$at" 180 "$WORK/bin/node-client" $(client_args) --out "$WORK/out/$tag-hold" \
+  ( run "$tag-hold" "$at" 180 "$WORK/bin/node-client" "${CLIENT_ARGS[@]}" --out "$WORK/out/$tag-hold" \
       --hold "$hold"; echo "$rc" >"$hold.rc" ) &
   pid=$!
   for _ in $(seq 600); do
@@ -182,8 +202,8 @@ hold_job() {
       n=${NODES[$i]}
       local stores dump remote=()
       stores=$(in_node "$n" sh -c 'ls -d /dev/shm/rshm-* 2>/dev/null' || true)
-      check "$tag: $n has one store in its /dev/shm ($(echo $stores))" test "$(wc -w <<<"$stores")" -eq 1
-      check "$tag: $n's store is not in the machine's /dev/shm" test ! -e "$stores"
+      check "$tag: $n has one store in its /dev/shm (${stores//$'\n'/ })" test "$(wc -w <<<"$stores")" -eq 1
+      check "$tag: $n's store is not in the machine's /dev/shm" test -n "$stores" -a ! -e "$stores"
       for r in $(seq 0 $((NP - 1))); do [ $((r / PPN)) -eq "$i" ] || remote+=("$r"); done
       dump=""
       for ns in $(in_node "$n" "$RSHM" dump "$stores" 2>/dev/null | awk '$1 == "namespace" {print $2}' | sort -u); do
@@ -212,7 +232,7 @@ killed_orted() {
   local tag=rankless-rshm-kill hold="$WORK/hold-kill" pid victim left
   configure rshm,hash
   mkdir -p "$hold"
-  ( run "$tag" node0 120 "$WORK/bin/node-client" $(client_args) --out "$WORK/out/$tag" \
+  ( run "$tag" node0 120 "$WORK/bin/node-client" "${CLIENT_ARGS[@]}" --out "$WORK/out/$tag" \
       --hold "$hold"; echo "$rc" >"$hold.rc" ) &
   pid=$!
   for _ in $(seq 600); do
@@ -230,12 +250,9 @@ killed_orted() {
   kill -9 "$victim"
   wait "$pid" || true
   check "kill -9 of node2's orted: the job aborted (mpirun exit $(cat "$hold.rc"))" test "$(cat "$hold.rc")" != 0
-  # the job's other processes there noticed their orted's end (or are ended here)
-  sleep 1
-  for p in $(bash "$HERE/nodes.sh" pids "$WORK" node2); do kill -9 "$p" 2>/dev/null || true; done
   left=$(in_node node2 sh -c 'ls -d /dev/shm/rshm-* 2>/dev/null' || true)
-  check "kill -9: node2's dead store is left in its /dev/shm ($(echo $left))" test -n "$left"
-  run rankless-rshm-after-kill node0 120 "$WORK/bin/node-client" $(client_args) \
+  check "kill -9: node2's dead store is left in its /dev/shm (${left//$'\n'/ })" test -n "$left"
+  run rankless-rshm-after-kill node0 120 "$WORK/bin/node-client" "${CLIENT_ARGS[@]}" \
     --out "$WORK/out/rankless-rshm-after-kill"
   check "kill -9: the next job ran (mpirun exit $rc)" test "$rc" -eq 0
   check "kill -9: the next job's server swept node2's dead store" no_stores_left
@@ -255,8 +272,8 @@ compare() { # LAYOUT
   d=$(diff <(answers "$layout" hash | sort) <(answers "$layout" rshm | sort) || true)
   while IFS= read -r l; do
     case $l in
-      '<'*) side=hash ;;
-      '>'*) side=rshm ;;
+      '<'*) side="hash" ;;
+      '>'*) side="rshm" ;;
       *) continue ;;
     esac
     l="$layout $side: ${l:2}"
@@ -272,7 +289,7 @@ compare() { # LAYOUT
     test "$bad" -eq 0
   local gone
   gone=$(grep "^$layout " "$HERE/differences.txt" | grep -vxF -f <(printf '%s' "$seen") || true)
-  [ -z "$gone" ] || sed 's/^/  GONE /' <<<"$gone"
+  [ -z "$gone" ] || while IFS= read -r l; do echo "  GONE $l"; done <<<"$gone"
   check "$layout: every documented difference still differs (README.md lists what is)" test -z "$gone"
   check "$layout: MPI results under rshm equal hash's" \
     test "$(all_lines "$layout-hash-mpi")" = "$(all_lines "$layout-rshm-mpi")"
