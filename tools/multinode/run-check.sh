@@ -109,6 +109,21 @@ no_stores_left() {
 # The ranks' node: ranks are placed by slot, PPN per node in order.
 expected_names() { local r; for r in $(seq 0 $((NP - 1))); do echo "mpi $r name ${NODES[$((r / PPN))]}"; done | sort; }
 
+# The card lines each rank must print (independent of hash: what the peers posted).
+expected_cards() {
+  local r p
+  for r in $(seq 0 $((NP - 1))); do
+    for p in $(seq 0 $((NP - 1))); do
+      echo "get $r $p posted card SUCCESS PMIX_STRING \"card-of-$p@${NODES[$((p / PPN))]}\""
+      if [ $((r / PPN)) -eq $((p / PPN)) ]; then
+        echo "get $r $p posted-local-peer card.local SUCCESS PMIX_STRING \"local-card-of-$p\""
+      else
+        echo "get $r $p posted-remote-peer card.remote SUCCESS PMIX_STRING \"remote-card-of-$p\""
+      fi
+    done
+  done
+}
+
 expected_shared() {
   local r
   for r in $(seq 0 $((NP - 1))); do
@@ -125,6 +140,8 @@ job() { # LAYOUT GDS
   run "$tag-client" "$at" 120 "$WORK/bin/node-client" "${CLIENT_ARGS[@]}" --out "$WORK/out/$tag-client"
   check "$tag: PMIx client job ran (6 ranks, done SUCCESS; mpirun exit $rc)" \
     test "$rc" -eq 0 -a "$(all_lines "$tag-client" | grep -c '^done [0-9]* SUCCESS$')" -eq "$NP"
+  check "$tag: every rank read every peer's GLOBAL card, and its REMOTE or LOCAL card as the peer's node allows" \
+    test "$(all_lines "$tag-client" | grep -cxF -f <(expected_cards))" -eq $((2 * NP * NP))
   check "$tag: no rshm-* left in any node after the job" no_stores_left
 
   run "$tag-mpi" "$at" 120 "$WORK/bin/node-mpi" basic "$WORK/out/$tag-mpi"
