@@ -3,7 +3,11 @@
 # Idempotent: installs only what is missing. Sourced by main-job.sh and test.sh.
 set -euo pipefail
 
-APT_PACKAGES=(pkg-config gcc make libpmix-dev libpmix-bin openmpi-bin libopenmpi-dev valgrind iproute2)
+APT_PACKAGES=(pkg-config gcc make libpmix-dev libpmix-bin openmpi-bin libopenmpi-dev valgrind)
+# Slurm's PMI-2 library, the reference of pmi2/tests/slurm-diff.sh
+APT_PACKAGES+=(libpmi2-0-dev)
+# ip: the emulated nodes' network of tools/multinode
+APT_PACKAGES+=(iproute2)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use gds::{Reader, Realm};
+use gds::jobdata::TargetRank;
+use gds::modex::{self, Scope};
+use gds::{Error, Pin, Reader, Realm};
 
 use crate::args::Args;
 use crate::out::{outln, Fail};
@@ -91,11 +93,62 @@ pub fn get(argv: &[String]) -> Result<(), Fail> {
     };
     let r = Reader::attach(Path::new(store)).map_err(|e| e.to_string())?;
     let pin = r.pin();
+    if let Some(posted) = realm.strip_prefix("posted:") {
+        return get_posted(&r, &pin, ns, posted, key);
+    }
     let v = r
         .get(&pin, ns, gds::part::DATA, parse_realm(realm)?, key)
         .map_err(|e| e.to_string())?;
     outln!("{:?}", v.to_value())?;
     Ok(())
+}
+
+/// `posted:RANK[:SCOPE]`: a key a process put and committed (or a fence gathered), with the scope
+/// it was put with (a later put replaces the key whatever its scope); a SCOPE given narrows the
+/// search to it. `RANK` may be `undef` (the key's poster).
+fn get_posted(r: &Reader, pin: &Pin<'_>, ns: &str, spec: &str, key: &str) -> Result<(), Fail> {
+    let bad = || {
+        format!(
+            "bad realm posted:{spec}: posted:RANK[:local|remote|global], RANK a number or undef"
+        )
+    };
+    let (rank, scope) = spec.split_once(':').unwrap_or((spec, ""));
+    let target = match rank {
+        "undef" => TargetRank::Undef,
+        n => TargetRank::Rank(n.parse().map_err(|_| bad())?),
+    };
+    let scopes: &[Scope] = match scope {
+        "" => &Scope::ALL,
+        "local" => &[Scope::Local],
+        "remote" => &[Scope::Remote],
+        "global" => &[Scope::Global],
+        _ => return Err(bad().into()),
+    };
+    let mut found = 0;
+    for &s in scopes {
+        // Ask as a requester the scope reaches: on the poster's node for LOCAL, off it for REMOTE.
+        let local = s != Scope::Remote;
+        match modex::find(r, pin, ns, target, key, |_| local, Some(s)) {
+            Ok((v, _)) => {
+                outln!("{:<6} {:?}", scope_text(s), v.to_value())?;
+                found += 1;
+            }
+            Err(Error::NotFound | Error::ExistsOutsideScope) => {}
+            Err(e) => return Err(e.to_string().into()),
+        }
+    }
+    if found == 0 {
+        return Err(Error::NotFound.to_string().into());
+    }
+    Ok(())
+}
+
+fn scope_text(s: Scope) -> &'static str {
+    match s {
+        Scope::Local => "local",
+        Scope::Remote => "remote",
+        Scope::Global => "global",
+    }
 }
 
 pub fn sweep(argv: &[String]) -> Result<(), Fail> {

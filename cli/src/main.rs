@@ -22,7 +22,9 @@ usage:
   rshm dump STORE [--ns NSPACE] [--limit N]
       list the namespaces of a store, and the entries of one
   rshm get STORE NSPACE REALM KEY
-      print one value; REALM is job | session:ID | app:N | node:ID | proc:RANK
+      print one value; REALM is job | session:ID | app:N | node:ID | proc:RANK, or
+      posted:RANK[:local|remote|global] for data a process put (RANK may be undef), printed
+      with its scope
   rshm sweep [BASE]
       remove stores left by dead servers in BASE (default: the default base directory);
       prints what it removed, the live stores, and what it skipped and why

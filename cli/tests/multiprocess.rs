@@ -183,3 +183,53 @@ fn the_main_job_runs_end_to_end() {
         "nothing left in the base dir"
     );
 }
+
+#[test]
+fn get_reads_posted_keys_with_their_scope() {
+    use gds::modex::{FenceBatch, PostedParts, Scope};
+    let base = base();
+    let mut w = Writer::create(opts(base.path())).unwrap();
+    let mut batch = FenceBatch::new();
+    batch
+        .put(2, Scope::Local, "mn.card", &Value::Uint32(1))
+        .unwrap();
+    // A later put of the key replaces it, whatever its scope.
+    batch
+        .put(2, Scope::Remote, "mn.card", &Value::Uint32(2))
+        .unwrap();
+    batch
+        .put(2, Scope::Local, "shm.seg", &Value::Uint32(7))
+        .unwrap();
+    batch
+        .put(3, Scope::Global, "only3", &Value::String("x".into()))
+        .unwrap();
+    let mut parts = PostedParts::new();
+    let staged = parts.stage(batch).unwrap();
+    let mut tx = w.begin();
+    PostedParts::publish(&staged, &mut tx, "ns").unwrap();
+    tx.commit().unwrap();
+    parts.accept(staged);
+
+    assert_eq!(
+        get(w.path(), "posted:2", "mn.card"),
+        (true, "remote Uint32(2)".to_owned())
+    );
+    assert_eq!(
+        get(w.path(), "posted:2:remote", "mn.card"),
+        (true, "remote Uint32(2)".to_owned())
+    );
+    assert_eq!(
+        get(w.path(), "posted:undef", "only3"),
+        (true, "global String(\"x\")".to_owned())
+    );
+    assert_eq!(
+        get(w.path(), "posted:2:local", "shm.seg"),
+        (true, "local  Uint32(7)".to_owned())
+    );
+    let (ok, msg) = get(w.path(), "posted:2:global", "mn.card");
+    assert!(!ok && msg.contains("not found"), "{msg}");
+    let (ok, msg) = get(w.path(), "posted:4", "mn.card");
+    assert!(!ok && msg.contains("not found"), "{msg}");
+    let (ok, msg) = get(w.path(), "posted:two", "mn.card");
+    assert!(!ok && msg.contains("bad realm"), "{msg}");
+}

@@ -6,7 +6,8 @@
 #  4. the realm corpus (examples/corpus-realms.txt) on the full job with
 #     PMIX_MCA_gds=hash -> examples/expected-realms.out (~1 s);
 #  (2./3. also dump the registration, --dump-registration, compared with
-#  examples/expected-*.reg after replacing the working directory by @CWD@)
+#  examples/expected-*.reg after replacing the working directory by @CWD@);
+#  5. every expected and recorded dump replayed (--replay-registration) and dumped again
 # each client output is sorted and compared with examples/expected-*.out
 # (recorded from OpenPMIx 4.2.2 with its default gds). Set
 # REGEN=1 to rewrite the expected files instead of comparing. The answers
@@ -83,6 +84,21 @@ fi
 sort -k1,1 -k2,2n "$out/realms.raw" | sed "s|\"$(pwd)\"|\"@CWD@\"|" > "$out/realms.out"
 compare realms "$out/realms.out" examples/expected-realms.out
 ./summarize.sh "$out/realms.out" examples/corpus-realms.txt > "$out/realms.summary"
+
+# 5. --replay-registration: each expected dump (and each recorded one) registered again and
+# dumped: the same infos (@CWD@ back to our cwd, then replaced again). No clients: their
+# answers are compared with the component's in component/tests/recorded.rs.
+for f in examples/expected-2node.reg examples/expected-2node-minimal.reg examples/recorded/*.reg; do
+    v=replay-$(basename "$f" .reg)
+    if timeout 60 ./pmix-host --replay-registration "$f" --clients 0 \
+        --dump-registration "$out/$v.raw" > /dev/null 2> "$out/$v.err"; then
+        grep -v '^#' "$f" > "$out/$v.want"
+        grep -v '^#' "$out/$v.raw" | sed "s|\"$(pwd)\"|\"@CWD@\"|" > "$out/$v.got"
+        compare "$v" "$out/$v.got" "$out/$v.want"
+    else
+        echo "check: $v: pmix-host failed"; cat "$out/$v.err"; fail=1
+    fi
+done
 
 [ $fail -eq 0 ] && echo "check: all ok" || echo "check: FAILED"
 exit $fail

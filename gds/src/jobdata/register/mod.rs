@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use super::anlmap;
 use super::keys::meta;
 use super::query::RANK_VALID;
 use crate::error::{try_vec, Error, Result};
@@ -172,6 +173,15 @@ pub fn build<I: RegInfo>(
             if let Some(slot) = node_of_rank.get_mut(r as usize) {
                 *slot = node as u32;
             }
+        }
+    }
+    // The PMI process mapping, once for all the job's clients, when the map places every rank.
+    if mapped as u64 == u64::from(job_size) && map_end == Some(job_size) {
+        if let Some(v) = node_of_rank
+            .get(..job_size as usize)
+            .and_then(|n| anlmap::vector(n, anlmap::MAX_LEN))
+        {
+            t.insert(Realm::Meta, anlmap::META_KEY, &Value::String(v))?;
         }
     }
     let mut dense_hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
