@@ -42,6 +42,9 @@ bash component/bench/commit-storm.sh 16 16
 step "Slurm: one-node cluster, srun --mpi=pmix as a user, hash vs rshm"
 bash tools/slurm/run-check.sh
 
+step "multi-node: mpirun and orteds over emulated nodes, gds hash vs rshm (tools/multinode)"
+bash tools/multinode/run-check.sh
+
 step "unit, integration and multi-process tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
