@@ -565,6 +565,7 @@ static pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, p
     if (!is_server()) {
         return PMIX_SUCCESS;
     }
+    rshm_record_registration(nspace, nlocalprocs, info, ninfo);
     s = server_store();
     if (NULL == s) {
         return PMIX_SUCCESS;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pmix_common.h"
 
@@ -18,5 +19,9 @@ void rshm_set_nspace_failed(const char *nspace, bool fail);
 pmix_info_t *rshm_filter_infos(const pmix_info_t *info, size_t ninfo, size_t *out_n, bool *nomem);
 /* Free what rshm_filter_infos returned. */
 void rshm_free_filtered(pmix_info_t *info, size_t ninfo);
+/* With $RSHM_RECORD_REGISTRATIONS=<dir>: write the array as the host passed it to
+ * <dir>/<nspace>.<pid>.reg (record.c); a failure is logged once and changes nothing else. */
+void rshm_record_registration(const char *nspace, uint32_t nlocalprocs, const pmix_info_t *info,
+                              size_t ninfo);
 
 #endif

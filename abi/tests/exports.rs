@@ -12,6 +12,7 @@ const CRATES: &[&str] = &[
     "client-shim/src",
     "client-shim/preload/src",
     "component/src",
+    "pmi2/src",
 ];
 const HEADERS: &[&str] = &[
     "server-shim/include/rshm_server.h",

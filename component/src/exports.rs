@@ -45,6 +45,11 @@ pub unsafe extern "C" fn rshm_gds42_fetch(
                 // (caller contract).
                 unsafe { get::parse(info_slice(info, ninfo)?) }?
             };
+            let mut req = req;
+            if crate::process_level_only(key_str, rank, &req) {
+                req.directives.qualifiers.app_info = false;
+                req.directives.qualifiers.proc_info = true;
+            }
             if !serves(key_str, rank, &req) {
                 return Err(AbiError::Store(gds::Error::NotFound));
             }

@@ -69,8 +69,11 @@ pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
     }
     let a_rank = rank < RANK_UNDEF - 4;
     let realm = keys::default_realm(key);
-    if q.app_info || q.proc_info {
-        return a_rank && realm == DefaultRealm::Proc && (q.proc_info || keys::is_reserved(key));
+    if q.proc_info {
+        return a_rank;
+    }
+    if q.app_info {
+        return a_rank && realm == DefaultRealm::Proc && keys::is_reserved(key);
     }
     if !keys::is_reserved(key) {
         return a_rank || rank == RANK_WILDCARD;
@@ -82,6 +85,26 @@ pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
     } else {
         false
     }
+}
+
+/// A rank's reserved key that OpenPMIx 4.2.2 answers from that process's own values alone
+/// (its gds/hash fetch ignores the key's realm and `PMIX_APP_INFO` for a valid rank, and its
+/// client adds `PMIX_APP_INFO` to every app key), where rshm's rules would go on to the
+/// process's app or node: asked as `PMIX_PROC_INFO`, a miss passes to libpmix.
+pub fn process_level_only(key: &str, rank: u32, req: &GetRequest) -> bool {
+    let q = &req.directives.qualifiers;
+    rank < RANK_UNDEF - 4
+        && keys::is_reserved(key)
+        && key != keys::HOSTNAME
+        && key != keys::NODEID
+        && !(q.session_info
+            || q.job_info
+            || q.node_info
+            || q.session_id.is_some()
+            || q.appnum.is_some()
+            || q.hostname.is_some()
+            || q.nodeid.is_some())
+        && (q.app_info || keys::default_realm(key) != DefaultRealm::Proc)
 }
 
 #[cfg(test)]

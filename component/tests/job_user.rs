@@ -28,8 +28,8 @@ for f in "$RSHM_STORE"/rshm-*; do
     if (echo x >> "$f") 2>/dev/null; then echo "attack $RSHM_HOST_RANK wrote $f"; fi
     if truncate -s 0 "$f" 2>/dev/null; then echo "attack $RSHM_HOST_RANK truncated $f"; fi
     if mv "$f" "$f.moved" 2>/dev/null; then echo "attack $RSHM_HOST_RANK renamed $f"; fi
-    rm -f "$f" 2>/dev/null
-    if [ ! -e "$f" ]; then echo "attack $RSHM_HOST_RANK removed $f"; fi
+    # The exit status, not the file's absence: the server unlinks old generations itself.
+    if unlink "$f" 2>/dev/null; then echo "attack $RSHM_HOST_RANK removed $f"; fi
 done
 if touch "$RSHM_STORE/rshm-planted" 2>/dev/null; then echo "attack $RSHM_HOST_RANK planted a file"; fi
 if rmdir "$RSHM_STORE" 2>/dev/null; then echo "attack $RSHM_HOST_RANK removed the store"; fi

@@ -1,6 +1,8 @@
 //! The node realm of a registration: what the maps derive for each node, overridden key by key
 //! by the node arrays in document order (a later array's over an earlier one's), for nodes of
-//! the maps and nodes only arrays name, found by id or by hostname alone.
+//! the maps and nodes only arrays name, found by id or by hostname alone; except the maps' local
+//! size, leader and peers, which win (as in OpenPMIx 4.2.2, `pmix_gds_hash_store_map`). The
+//! local node's top-level node keys are its values too.
 
 mod common;
 
@@ -41,7 +43,7 @@ fn s(v: &str) -> Value {
 }
 
 #[test]
-fn node_arrays_override_the_maps_key_by_key_later_arrays_earlier_ones() {
+fn node_arrays_override_the_maps_key_by_key_later_arrays_earlier_ones_but_not_the_maps_counts() {
     let maps = vec![
         info("pmix.nmap", Value::Regex(b"pmix[n[1:0-1]]\0".to_vec())),
         info("pmix.pmap", Value::Regex(b"pmix[0,1;2-3]\0".to_vec())),
@@ -63,8 +65,8 @@ fn node_arrays_override_the_maps_key_by_key_later_arrays_earlier_ones() {
 
     let mut infos = maps.clone();
     infos.extend([
-        // Node 1 by id: one derived value replaced, one key added, a byte object stored as
-        // its bytes.
+        // Node 1 by id: a derived value the maps' keeps (the peers), one key added, a byte
+        // object stored as its bytes.
         node_array(vec![
             info("pmix.nodeid", Value::Uint32(1)),
             info("pmix.lpeers", s("3,2")),
@@ -87,7 +89,8 @@ fn node_arrays_override_the_maps_key_by_key_later_arrays_earlier_ones() {
             info("pmix.hname", s("extra")),
             info("x.slots", Value::Uint32(1)),
         ]),
-        // Node 1 again: the later array's value wins, the earlier array's other keys stay.
+        // Node 1 again: the later array's value wins, the earlier array's other keys stay; the
+        // maps' local size stays.
         node_array(vec![
             info("pmix.nodeid", Value::Uint32(1)),
             info("x.slots", Value::Uint32(5)),
@@ -95,10 +98,8 @@ fn node_arrays_override_the_maps_key_by_key_later_arrays_earlier_ones() {
         ]),
     ]);
     let mut e = expected.clone();
-    e.insert((1, "pmix.lpeers".into()), s("3,2"));
     e.insert((1, "x.slots".into()), Value::Uint32(5));
     e.insert((1, "x.card".into()), Value::ByteObject(vec![1, 0, 2]));
-    e.insert((1, "pmix.local.size".into()), Value::Uint32(3));
     e.insert((0, "x.slots".into()), Value::Uint32(2));
     e.insert((7, "pmix.nodeid".into()), Value::Uint32(7));
     e.insert((7, "pmix.hname".into()), s("spare"));
@@ -118,6 +119,40 @@ fn node_arrays_override_the_maps_key_by_key_later_arrays_earlier_ones() {
     let mut e = expected;
     e.insert((0, "x.slots".into()), Value::Uint32(9));
     assert_eq!(node_realm(&twice), e);
+}
+
+/// OpenPMIx files a top-level node key under the server's own node (`hash_cache_job_info`): the
+/// local node's value, in document order with its node arrays, under the maps' local size,
+/// leader (a uint32 given stays the maps' `pmix_rank_t`, as Slurm registers it) and peers.
+#[test]
+fn top_level_node_keys_are_the_local_nodes() {
+    let mut infos = vec![
+        info("pmix.nmap", Value::Regex(b"pmix[n[1:0-1]]\0".to_vec())),
+        info("pmix.pmap", Value::Regex(b"pmix[0,1;2-3]\0".to_vec())),
+        info("pmix.lldr", Value::Uint32(1)),
+        info("pmix.local.size", Value::Uint32(9)),
+        info("pmix.node.size", Value::Uint32(2)),
+        info("pmix.pmem", Value::Uint64(1 << 30)),
+        node_array(vec![
+            info("pmix.hname", s("n0")),
+            info("pmix.node.size", Value::Uint32(4)),
+        ]),
+    ];
+    let got = node_realm(&infos);
+    let at = |node: u32, key: &str| got.get(&(node, key.to_string())).cloned();
+    assert_eq!(at(0, "pmix.lldr"), Some(Value::ProcRank(0)));
+    assert_eq!(at(0, "pmix.local.size"), Some(Value::Uint32(2)));
+    // The array comes later: its value wins.
+    assert_eq!(at(0, "pmix.node.size"), Some(Value::Uint32(4)));
+    assert_eq!(at(0, "pmix.pmem"), Some(Value::Uint64(1 << 30)));
+    assert_eq!(at(1, "pmix.pmem"), None);
+    // A top-level key after the array wins over it.
+    infos.push(info("pmix.node.size", Value::Uint32(5)));
+    let got = node_realm(&infos);
+    assert_eq!(
+        got.get(&(0, "pmix.node.size".to_string())),
+        Some(&Value::Uint32(5))
+    );
 }
 
 #[test]

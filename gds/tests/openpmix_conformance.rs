@@ -19,7 +19,7 @@ mod common;
 
 use std::collections::{BTreeMap, HashMap};
 
-use differences::{Why, FULL, MINIMAL, NODE_IDENTITY};
+use differences::{Why, FULL, MINIMAL, NODE_IDENTITY, SLURM, TOPLEVEL};
 use gds::jobdata::{self, TargetRank};
 use gds::{part, Reader, Writer};
 use pmixhost::{CorpusQuery, CorpusRank};
@@ -99,17 +99,27 @@ fn differences(job: &str, corpus: &str) -> BTreeMap<(String, u32), (Triple, Trip
 
 /// The differing query ids must be exactly the documented ones: nothing new, nothing stale.
 fn check(job: &str, known: &[(&str, Why)]) {
-    let mut differing = BTreeMap::new();
-    for corpus in ["examples/corpus-2node.txt", "examples/corpus-realms.txt"] {
-        for ((id, rank), d) in differences(job, corpus) {
-            differing.entry(id).or_insert_with(Vec::new).push((rank, d));
-        }
-    }
-    let known: BTreeMap<&str, Why> = known
+    let known: Vec<(&str, Why)> = known
         .iter()
         .copied()
         .chain(NODE_IDENTITY.iter().map(|id| (*id, Why::NodeIdentity)))
         .collect();
+    check_corpora(
+        job,
+        &["examples/corpus-2node.txt", "examples/corpus-realms.txt"],
+        &known,
+    );
+}
+
+/// [`check`] for the given corpora and differences alone.
+fn check_corpora(job: &str, corpora: &[&str], known: &[(&str, Why)]) {
+    let mut differing = BTreeMap::new();
+    for corpus in corpora {
+        for ((id, rank), d) in differences(job, corpus) {
+            differing.entry(id).or_insert_with(Vec::new).push((rank, d));
+        }
+    }
+    let known: BTreeMap<&str, Why> = known.iter().copied().collect();
     let unexplained: Vec<String> = differing
         .iter()
         .filter(|(id, _)| !known.contains_key(id.as_str()))
@@ -133,4 +143,28 @@ fn full_registration_matches_openpmix_except_documented_differences() {
 #[test]
 fn minimal_registration_matches_openpmix_except_documented_differences() {
     check("examples/job-2node-minimal.txt", MINIMAL);
+}
+
+/// Slurm 22.05's registration (src/plugins/mpi/pmix/pmixp_client.c): the local node's values as
+/// top-level keys, PMIX_LOCALLDR among them as a uint32; PMIX_APPLDR and PMIX_APPNUM as ints in
+/// every proc array; no app or node arrays.
+#[test]
+fn slurm_shaped_registration_matches_openpmix_except_documented_differences() {
+    check_corpora(
+        "examples/job-slurm.txt",
+        &["examples/corpus-toplevel.txt"],
+        SLURM,
+    );
+}
+
+/// Node and app keys given at the top level, node arrays and top-level keys the maps
+/// contradict, app and node keys in proc arrays: where each goes is OpenPMIx's rule
+/// (docs/jobdata.md, "Keys given outside their realm").
+#[test]
+fn keys_outside_their_realm_go_where_openpmix_puts_them() {
+    check_corpora(
+        "examples/job-toplevel.txt",
+        &["examples/corpus-toplevel.txt"],
+        TOPLEVEL,
+    );
 }

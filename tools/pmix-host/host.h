@@ -6,6 +6,7 @@
  *   host-registration.c  the PMIx_server_register_nspace info array and its dump
  *   host-server.c        the server module (callbacks) and PMIx_server_init
  *   host-rshm.c          the rshm server-shim, loaded with --rshm
+ *   host-replay.c        --replay-registration: a registration dump read back
  */
 #ifndef PMIX_HOST_HOST_H
 #define PMIX_HOST_HOST_H
@@ -108,6 +109,22 @@ typedef struct {
 void build_registration(infolist_t *top, const char *client_cmd);
 /* --dump-registration: write reg to path (README.md, "Registration dump"). */
 void dump_registration(const char *path, const infolist_t *reg, uint32_t nlocalprocs);
+
+/* ------------------------------------------------------------------ */
+/* host-replay.c                                                       */
+/* ------------------------------------------------------------------ */
+
+#define PMIX_HOST_XSTR(x) #x
+#define PMIX_HOST_STR(x) PMIX_HOST_XSTR(x)
+
+/* --replay-registration: read the dump at path into reg (exactly the infos it lists) and job
+ * (nspace; one node, the local one, with the ranks the infos name for it: the clients; size =
+ * nlocalprocs); *nodeid = the local node's PMIX_NODEID in the registration (0 if none). Dies
+ * on any error. */
+void load_replay(const char *path, infolist_t *reg, uint32_t *nodeid);
+/* After the registration: when the dump named no local ranks, those libpmix resolves from the
+ * maps (PMIx_Resolve_peers); dies unless there are nlocal of them. */
+void replay_local_ranks(node_t *me, int nlocal);
 
 /* ------------------------------------------------------------------ */
 /* host-server.c                                                       */

@@ -17,6 +17,9 @@
  *   every direct-modex request). --minimal = "register minimal".
  *   --dump-registration FILE writes the exact info array passed to
  *   PMIx_server_register_nspace (format: README.md, "Registration dump").
+ *   --replay-registration DUMPFILE instead of --job: register exactly the
+ *   infos of a dump (e.g. one the gds component recorded from a real host)
+ *   and start the local node's ranks (its PMIX_LOCAL_PEERS) as clients.
  *
  * Regex mode:
  *   pmix-host [--regex "node001,node002"] [--ppn "0,1;2,3"] [--tmpdir DIR]
@@ -93,6 +96,7 @@ static void usage(void)
     fprintf(stderr, "usage: pmix-host --job JOBFILE --client-cmd \"prog args\" [--clients N]\n"
                     "                 [--tmpdir DIR] [--minimal] [--timeout SEC] [--verbose]\n"
                     "                 [--dump-registration FILE] [--rshm LIBRSHM_SERVER.so]\n"
+                    "       pmix-host --replay-registration DUMPFILE --client-cmd \"prog args\" [...]\n"
                     "       pmix-host [--regex NODELIST] [--ppn PPNLIST] [--tmpdir DIR]\n");
     exit(2);
 }
@@ -156,10 +160,28 @@ static void env_set(char ***envp, const char *name, const char *val)
     *envp = env;
 }
 
+/* How many of the local ranks to start (default all), and whether that can be done. */
+static void check_clients(int *nclients, const node_t *me, const char *client_cmd)
+{
+    if (*nclients < 0) {
+        *nclients = me->nranks;
+    }
+    if (*nclients > me->nranks) {
+        die("--clients %d but only %d ranks on local node %s", *nclients, me->nranks, me->name);
+    }
+    if (*nclients > 0 && !client_cmd) {
+        die("--client-cmd is required");
+    }
+    if (*nclients < me->nranks) {
+        fprintf(stderr, "pmix-host: warning: starting %d of %d local ranks; collectives will hang\n",
+                *nclients, me->nranks);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *jobfile = NULL, *client_cmd = NULL, *tmpdir = NULL, *regex_in = NULL, *ppn_in = NULL;
-    const char *dump_path = NULL, *rshm_lib = NULL;
+    const char *dump_path = NULL, *rshm_lib = NULL, *replay = NULL;
     int nclients = -1, timeout = 60, failures = 0;
     bool minimal = false, own_tmpdir = false;
     char tmpl[] = "/tmp/pmix-host.XXXXXX";
@@ -190,6 +212,8 @@ int main(int argc, char **argv)
             timeout = atoi(argv[++i]);
         } else if (!strcmp(a, "--rshm")) {
             rshm_lib = argv[++i];
+        } else if (!strcmp(a, "--replay-registration")) {
+            replay = argv[++i];
         } else if (!strcmp(a, "--dump-registration")) {
             dump_path = argv[++i];
         } else if (!strcmp(a, "--regex")) {
@@ -200,7 +224,7 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (!jobfile && !regex_in && !ppn_in) {
+    if ((!jobfile && !replay && !regex_in && !ppn_in) || (jobfile && replay)) {
         usage();
     }
     if (!tmpdir) {
@@ -212,7 +236,7 @@ int main(int argc, char **argv)
     }
 
     /* ---------------- regex mode ---------------- */
-    if (!jobfile) {
+    if (!jobfile && !replay) {
         char *out;
         server_init(tmpdir, NULL, 0);
         if (regex_in) {
@@ -242,32 +266,33 @@ int main(int argc, char **argv)
     }
 
     /* ---------------- job mode ---------------- */
-    load_job(jobfile);
+    infolist_t reg = {0};
+    uint32_t nodeid = 0;
+    if (replay) {
+        load_replay(replay, &reg, &nodeid);
+    } else {
+        load_job(jobfile);
+        nodeid = (uint32_t) job.local;
+    }
     if (minimal) {
         job.minimal = true;
     }
     node_t *me = &job.nodes[job.local];
-    if (nclients < 0) {
-        nclients = me->nranks;
-    }
-    if (nclients > me->nranks) {
-        die("--clients %d but only %d ranks on local node %s", nclients, me->nranks, me->name);
-    }
-    if (nclients > 0 && !client_cmd) {
-        die("--client-cmd is required");
-    }
-    if (nclients < me->nranks) {
-        fprintf(stderr, "pmix-host: warning: starting %d of %d local ranks; collectives will hang\n",
-                nclients, me->nranks);
+    /* nlocalprocs: the job file's local ranks, or the dump's header (its ranks may be known
+     * only once libpmix has the registration's maps: replay_local_ranks below) */
+    int nlocal = replay ? (int) job.size : me->nranks;
+    if (!replay) {
+        check_clients(&nclients, me, client_cmd);
     }
 
-    server_init(tmpdir, me->name, (uint32_t) job.local);
+    server_init(tmpdir, me->name, nodeid);
 
     /* register the namespace (timed, call to completion callback) */
-    infolist_t reg = {0};
-    build_registration(&reg, client_cmd);
+    if (!replay) {
+        build_registration(&reg, client_cmd);
+    }
     if (dump_path) {
-        dump_registration(dump_path, &reg, (uint32_t) me->nranks);
+        dump_registration(dump_path, &reg, (uint32_t) nlocal);
     }
     /* rshm first: each store is timed on the array as build_registration left it, as libpmix's
      * is in a run without --rshm (after libpmix's registration the array's pages are cold and
@@ -277,7 +302,7 @@ int main(int argc, char **argv)
         struct rusage u0, u1;
         getrusage(RUSAGE_SELF, &u0);
         long long r0 = now_us();
-        rshm_check(rshm.reg(rshm.h, job.nspace, me->nranks, reg.v, reg.n), "register_nspace");
+        rshm_check(rshm.reg(rshm.h, job.nspace, nlocal, reg.v, reg.n), "register_nspace");
         long long us = now_us() - r0;
         getrusage(RUSAGE_SELF, &u1);
         fprintf(stderr, "pmix-host: rshm_register_nspace_us=%lld\n", us);
@@ -293,7 +318,7 @@ int main(int argc, char **argv)
     }
     waiter_t w = WAITER_INIT;
     long long t0 = now_us();
-    rc = PMIx_server_register_nspace(job.nspace, me->nranks, reg.v, reg.n, op_cb, &w);
+    rc = PMIx_server_register_nspace(job.nspace, nlocal, reg.v, reg.n, op_cb, &w);
     if (PMIX_SUCCESS == rc) {
         rc = wait_op(&w);
     }
@@ -302,6 +327,10 @@ int main(int argc, char **argv)
         die("PMIx_server_register_nspace: %s", PMIx_Error_string(rc));
     }
     fprintf(stderr, "pmix-host: register_nspace_us=%lld\n", t1 - t0);
+    if (replay) {
+        replay_local_ranks(me, nlocal);
+        check_clients(&nclients, me, client_cmd);
+    }
 
     /* register + fork the clients */
     int cargc = 0;

@@ -5,8 +5,11 @@
 #  3. the same job with the minimal registration;
 #  4. the realm corpus (examples/corpus-realms.txt) on the full job with
 #     PMIX_MCA_gds=hash -> examples/expected-realms.out (~1 s);
+#  5. examples/corpus-toplevel.txt on job-slurm.txt and job-toplevel.txt
+#     (gds=hash) -> examples/expected-slurm.out, expected-toplevel.out;
 #  (2./3. also dump the registration, --dump-registration, compared with
-#  examples/expected-*.reg after replacing the working directory by @CWD@)
+#  examples/expected-*.reg after replacing the working directory by @CWD@);
+#  6. every expected and recorded dump replayed (--replay-registration) and dumped again
 # each client output is sorted and compared with examples/expected-*.out
 # (recorded from OpenPMIx 4.2.2 with its default gds). Set
 # REGEN=1 to rewrite the expected files instead of comparing. The answers
@@ -83,6 +86,35 @@ fi
 sort -k1,1 -k2,2n "$out/realms.raw" | sed "s|\"$(pwd)\"|\"@CWD@\"|" > "$out/realms.out"
 compare realms "$out/realms.out" examples/expected-realms.out
 ./summarize.sh "$out/realms.out" examples/corpus-realms.txt > "$out/realms.summary"
+
+# 5. realm keys given outside their arrays (gds=hash): Slurm 22.05's shape, and
+# top-level node and app keys and node arrays the maps contradict
+for v in slurm toplevel; do
+    PMIX_MCA_gds=hash timeout 120 ./pmix-host --job "examples/job-$v.txt" --timeout 60 \
+        --client-cmd "./pmix-client examples/corpus-toplevel.txt" \
+        > "$out/$v.raw" 2> "$out/$v.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "check: $v: pmix-host exited $rc"; cat "$out/$v.err"; fail=1
+    fi
+    sort -k1,1 -k2,2n "$out/$v.raw" > "$out/$v.out"
+    compare "$v" "$out/$v.out" "examples/expected-$v.out"
+done
+
+# 6. --replay-registration: each expected dump (and each recorded one) registered again and
+# dumped: the same infos (@CWD@ back to our cwd, then replaced again). No clients: their
+# answers are compared with the component's in component/tests/recorded.rs.
+for f in examples/expected-2node.reg examples/expected-2node-minimal.reg examples/recorded/*.reg; do
+    v=replay-$(basename "$f" .reg)
+    if timeout 60 ./pmix-host --replay-registration "$f" --clients 0 \
+        --dump-registration "$out/$v.raw" > /dev/null 2> "$out/$v.err"; then
+        grep -v '^#' "$f" > "$out/$v.want"
+        grep -v '^#' "$out/$v.raw" | sed "s|\"$(pwd)\"|\"@CWD@\"|" > "$out/$v.got"
+        compare "$v" "$out/$v.got" "$out/$v.want"
+    else
+        echo "check: $v: pmix-host failed"; cat "$out/$v.err"; fail=1
+    fi
+done
 
 [ $fail -eq 0 ] && echo "check: all ok" || echo "check: FAILED"
 exit $fail

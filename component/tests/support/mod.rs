@@ -116,6 +116,19 @@ pub fn pmix_job_run(
     wrap: &str,
     env: &[(&str, &str)],
 ) -> (bool, Vec<String>, String) {
+    pmix_host_run(&["--job", job], name, corpora, gds, wrap, env)
+}
+
+/// [`pmix_job_run`] with the job given by pmix-host arguments (`--job FILE` or
+/// `--replay-registration DUMP`).
+pub fn pmix_host_run(
+    job: &[&str],
+    name: &str,
+    corpora: &[String],
+    gds: Gds<'_>,
+    wrap: &str,
+    env: &[(&str, &str)],
+) -> (bool, Vec<String>, String) {
     let tool = pmixhost::build();
     // One path per corpus and test process: the client command (and so PMIX_APP_ARGV, which
     // the corpus asks for) must be the same in the runs compared.
@@ -133,7 +146,8 @@ pub fn pmix_job_run(
     let client = format!("{wrap}{} {arg}", tool.join("pmix-client").display());
     let mut cmd = Command::new(tool.join("pmix-host"));
     cmd.current_dir(&tool)
-        .args(["--job", job, "--timeout", "100", "--client-cmd", &client]);
+        .args(job)
+        .args(["--timeout", "100", "--client-cmd", &client]);
     match gds {
         Gds::Hash => {
             cmd.env("PMIX_MCA_gds", "hash");

@@ -55,6 +55,56 @@ pub enum DefaultRealm {
 /// PMIX_HOSTNAME or PMIX_NODEID qualifier"; likewise the local peers and size).
 pub const NODE_SELECTABLE_JOB_KEYS: &[&str] = &[LOCAL_PEERS, LOCAL_SIZE, LOCALLDR];
 
+/// The keys OpenPMIx 4.2.2 files under the server's own node when a registration gives them at
+/// the top level (`pmix_check_node_info`, src/include/pmix_globals.h), beside its job realm
+/// copy; the node's identity (`PMIX_HOSTNAME`, `PMIX_NODEID`) is not moved (it names the node).
+/// Sorted, for a binary search.
+pub const TOP_LEVEL_NODE_KEYS: &[&str] = &[
+    "pmix.alias",
+    "pmix.fab.coord",
+    "pmix.fab.devs",
+    "pmix.fabdev",
+    "pmix.fabdev.addr",
+    "pmix.fabdev.btyp",
+    "pmix.fabdev.driver",
+    "pmix.fabdev.fmwr",
+    "pmix.fabdev.idx",
+    "pmix.fabdev.mtu",
+    "pmix.fabdev.nm",
+    "pmix.fabdev.pcidevid",
+    "pmix.fabdev.speed",
+    "pmix.fabdev.state",
+    "pmix.fabdev.type",
+    "pmix.fabdev.vendid",
+    "pmix.fabdev.vndr",
+    "pmix.lcpus",
+    "pmix.lldr",
+    "pmix.local.size",
+    "pmix.lpeers",
+    "pmix.lprocs",
+    "pmix.ndosub",
+    "pmix.node.size",
+    "pmix.pmem",
+];
+
+/// The keys OpenPMIx 4.2.2 files under the job's app when a registration gives them at the top
+/// level (`pmix_check_app_info`). Sorted.
+pub const TOP_LEVEL_APP_KEYS: &[&str] = &[
+    "pmix.aldr",
+    "pmix.apmap.regex",
+    "pmix.apmap.type",
+    "pmix.app.argv",
+    "pmix.app.size",
+    "pmix.pset.mems",
+    "pmix.pset.nm",
+    "pmix.wdir",
+];
+
+/// The node keys the maps give (each node's local size, leader and peers): OpenPMIx stores them
+/// after everything registered, so the maps' values win over a node array's or a top-level key's
+/// (`pmix_gds_hash_store_map`).
+pub const MAP_NODE_KEYS: &[&str] = &[LOCAL_SIZE, LOCALLDR, LOCAL_PEERS];
+
 /// The default realm of `key`: session keys (6.1.1), job keys (6.1.2, and the session-related
 /// keys of 6.1.1 that "default to the job realm"), app keys (6.1.3), node keys (6.1.5); any
 /// other key is a process key (6.1.4, 6.2.1.4). A `match` compiles to length-then-bytes
@@ -80,4 +130,17 @@ pub fn default_realm(key: &str) -> DefaultRealm {
 #[inline]
 pub fn is_reserved(key: &str) -> bool {
     key.starts_with("pmix")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lists are searched by bisection.
+    #[test]
+    fn top_level_key_lists_are_sorted() {
+        for list in [TOP_LEVEL_NODE_KEYS, TOP_LEVEL_APP_KEYS] {
+            assert!(list.is_sorted(), "{list:?}");
+        }
+    }
 }

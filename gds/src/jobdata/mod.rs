@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod anlmap;
 mod facts;
 pub mod keys;
 pub mod maps;

@@ -96,7 +96,7 @@ pub(crate) fn get_plain<'t>(
             Some(_) => return None,
         },
         DefaultRealm::Session => Realm::Session(t.job_meta().session.unwrap_or(0)),
-        DefaultRealm::App => Realm::App(number(t, Realm::Proc(target.or(caller)?), keys::APPNUM)?),
+        DefaultRealm::App => Realm::App(app_of(t, target.or(caller))),
         DefaultRealm::Node => {
             let id = match target.and_then(|r| node_of(t, r)) {
                 Some(id) => id,
@@ -109,6 +109,15 @@ pub(crate) fn get_plain<'t>(
         }
     };
     t.get_by_id(realm, k)
+}
+
+/// The app of process `r`: its PMIX_APPNUM, else app 0, as OpenPMIx assumes for a process
+/// whose app it was not told (its `pmix_globals.appnum` starts at 0, `hash_cache_job_info` stores
+/// 0 for a proc array without one).
+#[inline]
+fn app_of(t: &TableView, r: Option<u32>) -> u32 {
+    r.and_then(|r| number(t, Realm::Proc(r), keys::APPNUM))
+        .unwrap_or(0)
 }
 
 /// A rank's node: its node id column, else a node id stored as an entry.
@@ -177,12 +186,7 @@ pub(crate) fn get_by_rules<'t>(
             _ => Ok(Realm::Session(ours)),
         }
     };
-    let app = || -> Result<Realm> {
-        let n = q
-            .appnum
-            .or_else(|| who.and_then(|r| number(t, Realm::Proc(r), keys::APPNUM)));
-        n.map(Realm::App).ok_or(Error::NotFound)
-    };
+    let app = || -> Result<Realm> { Ok(Realm::App(q.appnum.unwrap_or_else(|| app_of(t, who)))) };
     // The node named by a selector qualifier; an unknown hostname names no node.
     let selected = || -> Result<Option<u32>> {
         if let Some(id) = q.nodeid {

@@ -170,6 +170,12 @@ impl TableBuilder {
         }
     }
 
+    /// Whether some rank's value of column `c`'s key is held as an entry (another type than the
+    /// column's): then the column alone does not tell whether a rank has a value.
+    pub(crate) fn column_key_in_entries(&self, c: usize) -> bool {
+        self.column_key_in_entries[c]
+    }
+
     /// [`TableBuilder::insert_column`] unless the rank's column value is there already: a value
     /// derived from the maps, which any value the host gave overrides.
     pub(crate) fn insert_column_if_absent(&mut self, c: usize, rank: u32, v: u32) -> Result<()> {

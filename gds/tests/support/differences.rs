@@ -25,6 +25,10 @@ pub enum Why {
     /// 6.1 PMIX_JOB_INFO: "the job realm corresponding to the namespace in the target process'
     /// identifier": the rank does not matter. OpenPMIx: NOT-FOUND unless rank is WILDCARD.
     JobInfoAnyRank,
+    /// Not matched yet (docs/jobdata.md): once any proc array is given, OpenPMIx derives no
+    /// rank's local rank, node rank or node id from the maps (`pmix_gds_hash_store_map`); rshm
+    /// derives them where the arrays give none.
+    MapsBesideProcArrays,
 }
 
 use Why::*;
@@ -79,4 +83,21 @@ pub const MINIMAL: &[(&str, Why)] = &[
     ("r612-04", JobInfoAnyRank),
     ("r612-05", JobInfoAnyRank),
     ("r612-33", JobInfoAnyRank),
+];
+
+/// examples/job-slurm.txt with examples/corpus-toplevel.txt.
+pub const SLURM: &[(&str, Why)] = &[
+    // Rank 5's own node id, registered: OpenPMIx answers it for local ranks only.
+    ("t35", NodeIdentity),
+    // Slurm gives the local rank of local ranks only.
+    ("t34", MapsBesideProcArrays),
+];
+
+/// examples/job-toplevel.txt with examples/corpus-toplevel.txt.
+pub const TOPLEVEL: &[(&str, Why)] = &[
+    ("t24", AppOfTarget),
+    ("t35", NodeIdentity),
+    ("t30", MapsBesideProcArrays),
+    ("t31", MapsBesideProcArrays),
+    ("t34", MapsBesideProcArrays),
 ];

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 
 use super::bad;
 use super::input::{infos_of, RegInfo};
+use super::node_realm::NodeGiven;
 use super::read_ahead::{read_columns, Nodes, ProcRead, ReadAhead, READ_BLOCK};
-use super::scan::{check_rank, member, required_number};
+use super::scan::{check_rank, member, required_number, Place};
 use crate::error::Result;
 use crate::jobdata::keys::{self, default_realm, DefaultRealm};
 use crate::layout::{Realm, COLUMNS};
@@ -30,19 +31,30 @@ pub(super) struct Apply<'l> {
     pub(super) job_size: u32,
     pub(super) node_ids: &'l HashMap<String, u32>,
     pub(super) nodes: Nodes<'l>,
+    /// The store's own node, when the registration names it: where top-level node keys go.
+    pub(super) local_node: Option<u32>,
+    /// Whether the maps give the local node's ranks: then its local size, leader and peers in
+    /// the job realm are the maps' (the registered ones are the node's, which the maps' win).
+    pub(super) local_mapped: bool,
+    /// The job's only app (0 when no app array names one; none with several): where top-level
+    /// app keys go.
+    pub(super) only_app: Option<u32>,
 }
 
 impl Apply<'_> {
-    /// One info of pass 1's `ops` (`session`: inside a session array). A node array is only
-    /// told its node and pushed to `node_arrays`, for [`super::node_realm::node_run`].
+    /// One info of pass 1's `ops`, given at `place`. A node array is only told its node and
+    /// pushed to `node_arrays`, for [`super::node_realm::node_run`]; so is a top-level node key
+    /// of the local node (as OpenPMIx files it, `hash_cache_job_info`: docs/jobdata.md "Keys
+    /// given outside their realm").
     pub(super) fn op<'i, I: RegInfo>(
         &self,
         t: &mut TableBuilder,
         info: &'i I,
-        session: bool,
-        node_arrays: &mut Vec<(u32, &'i I)>,
+        place: Place,
+        node_arrays: &mut Vec<(u32, NodeGiven<'i, I>)>,
     ) -> Result<()> {
         let key = info.key();
+        let session = place == Place::SessionArray;
         match key {
             keys::APP_INFO_ARRAY => {
                 let items = infos_of(info)?;
@@ -61,14 +73,43 @@ impl Apply<'_> {
                         .and_then(|h| self.node_ids.get(h).copied())
                         .ok_or_else(|| bad("a node array names no node".into()))?,
                 };
-                node_arrays.push((id, info));
+                node_arrays.push((id, NodeGiven::Array(info)));
             }
             keys::NODE_MAP | keys::NODE_MAP_RAW | keys::PROC_MAP | keys::PROC_MAP_RAW => {}
             keys::SESSION_ID if session => {}
             _ if session || default_realm(key) == DefaultRealm::Session => {
                 t.insert(Realm::Session(self.session_id), key, &*info.value()?)?;
             }
+            _ if place == Place::Top => self.top_level(t, key, info, node_arrays)?,
             _ => t.insert(Realm::Job, key, &*info.value()?)?,
+        }
+        Ok(())
+    }
+
+    /// A top-level key outside any array: the job realm's, and also, for a node key, the local
+    /// node's and, for an app key, the only app's. The maps' node keys of a mapped local node
+    /// stay the maps' in the job realm too: OpenPMIx answers them from the node, where the maps'
+    /// win.
+    fn top_level<'i, I: RegInfo>(
+        &self,
+        t: &mut TableBuilder,
+        key: &str,
+        info: &'i I,
+        node_arrays: &mut Vec<(u32, NodeGiven<'i, I>)>,
+    ) -> Result<()> {
+        let value = info.value()?;
+        if !(self.local_mapped && keys::MAP_NODE_KEYS.contains(&key)) {
+            t.insert(Realm::Job, key, &value)?;
+        }
+        if let Some(node) = self.local_node {
+            if keys::TOP_LEVEL_NODE_KEYS.binary_search(&key).is_ok() {
+                node_arrays.push((node, NodeGiven::Key(info)));
+            }
+        }
+        if let Some(app) = self.only_app {
+            if keys::TOP_LEVEL_APP_KEYS.binary_search(&key).is_ok() {
+                t.insert(Realm::App(app), key, &value)?;
+            }
         }
         Ok(())
     }

@@ -3,7 +3,9 @@
 
 use std::borrow::Cow;
 
-use super::bad;
+use super::input::infos_of;
+use super::scan::member;
+use super::{bad, RegInfo};
 use crate::error::Result;
 use crate::jobdata::keys;
 use crate::layout::Realm;
@@ -95,6 +97,25 @@ pub(super) fn derive_columns(t: &mut TableBuilder, per_node: &[Vec<u32>]) -> Res
             t.insert_column_if_absent(lrank, r, local)?;
             t.insert_column_if_absent(nrank, r, local)?;
             t.insert_column_if_absent(nodeid, r, node)?;
+        }
+    }
+    Ok(())
+}
+
+/// PMIX_APPNUM 0 for each process whose proc array names no app, as OpenPMIx 4.2.2's hash
+/// files it (its job-info cache assumes app 0 for such a process): Open MPI registers a
+/// one-app job's processes so, and its ranks read their PMIX_APPNUM. A rank without a proc
+/// array gets none. Skipped when some rank's app number was given as another type than
+/// uint32 (an entry, which the column would replace).
+pub(super) fn default_appnum<I: RegInfo>(t: &mut TableBuilder, procs: &[&I]) -> Result<()> {
+    let c = TableBuilder::column_index(keys::APPNUM).expect("a proc column key");
+    if procs.is_empty() || t.column_key_in_entries(c) {
+        return Ok(());
+    }
+    for info in procs {
+        let rank = member(infos_of(*info)?, keys::RANK).and_then(RegInfo::number);
+        if let Some(r) = rank {
+            t.insert_column_if_absent(c, r, 0)?;
         }
     }
     Ok(())

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use super::anlmap;
 use super::keys::meta;
 use super::query::RANK_VALID;
 use crate::error::{try_vec, Error, Result};
@@ -22,7 +23,7 @@ use crate::prefault::Prefault;
 use crate::table::TableBuilder;
 use crate::value::Value;
 use apply::Apply;
-use derive::{derive, derive_columns};
+use derive::{default_appnum, derive, derive_columns};
 use read_ahead::{read_ahead, Nodes, NO_GROUP, PROC_CLASS, READ_BLOCK};
 use scan::ScanPlan;
 
@@ -174,15 +175,35 @@ pub fn build<I: RegInfo>(
             }
         }
     }
+    // The PMI process mapping, once for all the job's clients, when the map places every rank.
+    if mapped as u64 == u64::from(job_size) && map_end == Some(job_size) {
+        if let Some(v) = node_of_rank
+            .get(..job_size as usize)
+            .and_then(|n| anlmap::vector(n, anlmap::MAX_LEN))
+        {
+            t.insert(Realm::Meta, anlmap::META_KEY, &Value::String(v))?;
+        }
+    }
     let mut dense_hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
     for (&id, h) in &host_of_node {
         if let Some(slot) = dense_hosts.get_mut(id as usize) {
             *slot = h;
         }
     }
+    // Top-level app keys go to the job's only app, as OpenPMIx files them (app 0 when no app
+    // array names one; with several apps it refuses such a key, here it stays the job's).
+    let only_app = match l.apps.split_first() {
+        None => Some(0),
+        Some((&first, rest)) => rest.iter().all(|&a| a == first).then_some(first),
+    };
     let apply = Apply {
         session_id,
         job_size,
+        local_node: local_nodeid,
+        local_mapped: local_nodeid
+            .and_then(|n| per_node.get(n as usize))
+            .is_some_and(|r| !r.is_empty()),
+        only_app,
         node_ids: &node_ids,
         nodes: Nodes {
             hosts: &dense_hosts,
@@ -202,8 +223,8 @@ pub fn build<I: RegInfo>(
         derive(&mut t, hosts, per_node, job_size, local_nodeid)?;
         // What the host registered overrides what was derived.
         let mut node_arrays = Vec::with_capacity(l.node_arrays.len());
-        for &(info, session) in &l.ops {
-            apply.op(&mut t, info, session, &mut node_arrays)?;
+        for &(info, place) in &l.ops {
+            apply.op(&mut t, info, place, &mut node_arrays)?;
         }
         // The node realm, and the hostname index (one meta value).
         let run = node_realm::node_run(hosts, per_node, node_arrays, &node_ids, node_arena)?;
@@ -225,6 +246,7 @@ pub fn build<I: RegInfo>(
         // In document order, one by one (a rank's later array overrides its earlier one).
         apply.in_order(&mut t, &l.proc_arrays, ahead, dense)?;
     }
+    default_appnum(&mut t, &l.proc_arrays)?;
     let nodes = node_ids.len() as u32;
     Ok((
         t,

@@ -1,6 +1,7 @@
 //! The node realm of a registration and the node lookup by name, made as one sorted run: what
-//! the maps give each node (its hostname, id, local size, leader and peers), overridden by the
-//! node arrays in document order, then the hostname index (`jobdata::node_names`). Made node
+//! the maps give each node (its hostname and id), overridden by the node arrays and the local
+//! node's top-level keys in document order, under the maps' local size, leader and peers (which
+//! win, as in OpenPMIx), then the hostname index (`jobdata::node_names`). Made node
 //! by node with no hashing per entry: at 1M ranks on 15,625 nodes that is ~110k entries, which
 //! inserted one by one (the maps' value, then the array's again) took ~130 ms of the
 //! registration (docs/performance.md).
@@ -44,15 +45,30 @@ impl<I> Clone for Source<'_, I> {
 }
 impl<I> Copy for Source<'_, I> {}
 
+/// What the registration gives a node: a node array, or a top-level node key of the store's
+/// own node (OpenPMIx files those under the server's node, `hash_cache_job_info`).
+pub(super) enum NodeGiven<'a, I> {
+    Array(&'a I),
+    Key(&'a I),
+}
+
+impl<I> Clone for NodeGiven<'_, I> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<I> Copy for NodeGiven<'_, I> {}
+
 /// The node realm of nodes `0..max(hosts, per_node)` (the maps') and of the nodes the node
-/// arrays name (`given`: node id and array, in document order). A later array's key overrides
-/// an earlier one's and the maps'. Then the meta value [`meta::NODES_BY_NAME`]: the index of
+/// arrays name (`given`: node id and array or top-level key, in document order). A later key
+/// overrides an earlier one and the maps' hostname and id; the maps' local size, leader and peers
+/// override them all (OpenPMIx stores them last, `pmix_gds_hash_store_map`). Then the meta value [`meta::NODES_BY_NAME`]: the index of
 /// `names` (hostname -> node id). `arena`: where the values go (reserved by the caller, so that its
 /// pages can be faulted in ahead).
 pub(super) fn node_run<'a, I: RegInfo>(
     hosts: &[String],
     per_node: &[Vec<u32>],
-    mut given: Vec<(u32, &'a I)>,
+    mut given: Vec<(u32, NodeGiven<'a, I>)>,
     names: &HashMap<String, u32>,
     arena: Vec<u8>,
 ) -> Result<SortedRun> {
@@ -93,12 +109,15 @@ pub(super) fn node_run<'a, I: RegInfo>(
             slots.push((keys::HOSTNAME, Source::Hostname));
             slots.push((keys::NODEID, Source::NodeId));
         }
-        if per_node.get(node as usize).is_some_and(|r| !r.is_empty()) {
-            slots.push((keys::LOCAL_SIZE, Source::LocalSize));
-            slots.push((keys::LOCALLDR, Source::Leader));
-            slots.push((keys::LOCAL_PEERS, Source::Peers));
-        }
-        for &(_, array) in &given[start..next_given] {
+        for &(_, g) in &given[start..next_given] {
+            let array = match g {
+                NodeGiven::Array(array) => array,
+                NodeGiven::Key(i) => {
+                    check_key(i.key())?;
+                    slots.push((i.key(), Source::Given(i)));
+                    continue;
+                }
+            };
             slots.push((keys::NODEID, Source::NodeId));
             for i in infos_of(array)? {
                 let key = i.key();
@@ -110,6 +129,11 @@ pub(super) fn node_run<'a, I: RegInfo>(
                     slots.push((key, Source::Given(i)));
                 }
             }
+        }
+        if per_node.get(node as usize).is_some_and(|r| !r.is_empty()) {
+            slots.push((keys::LOCAL_SIZE, Source::LocalSize));
+            slots.push((keys::LOCALLDR, Source::Leader));
+            slots.push((keys::LOCAL_PEERS, Source::Peers));
         }
         // Key order (the run's), the last of equal keys kept (stable: in the order given).
         slots.sort_by(|a, b| a.0.cmp(b.0));

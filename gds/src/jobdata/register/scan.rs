@@ -23,9 +23,20 @@ pub(super) struct ScanPlan<'a, I> {
     pub(super) registered_size: Option<u32>,
     /// The proc arrays, at any level, in order.
     pub(super) proc_arrays: Vec<&'a I>,
-    /// Everything else pass 2 applies, in order, with whether it is inside a session array:
-    /// the infos outside session and job arrays and inside them, not the arrays themselves.
-    pub(super) ops: Vec<(&'a I, bool)>,
+    /// Everything else pass 2 applies, in order, with where it was given: the infos outside
+    /// session and job arrays and inside them, not the arrays themselves.
+    pub(super) ops: Vec<(&'a I, Place)>,
+    /// The app numbers of the app arrays, at any level, in order.
+    pub(super) apps: Vec<u32>,
+}
+
+/// Where an info of [`ScanPlan::ops`] was given: a top-level key of a realm below the job
+/// goes to that realm too (docs/jobdata.md, "Keys given outside their realm").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Place {
+    Top,
+    JobArray,
+    SessionArray,
 }
 
 /// The first element of an array with key `key`.
@@ -60,6 +71,7 @@ impl<'a, I: RegInfo + 'a> ScanPlan<'a, I> {
             registered_size: None,
             proc_arrays: Vec::with_capacity(n),
             ops: Vec::new(),
+            apps: Vec::new(),
         }
     }
 
@@ -121,13 +133,20 @@ impl<'a, I: RegInfo + 'a> ScanPlan<'a, I> {
         // it: walked here, for its ranks, only if the job's size is not known otherwise).
         let key = info.key();
         if !matches!(key, keys::SESSION_INFO_ARRAY | keys::JOB_INFO_ARRAY) {
-            self.ops.push((info, session));
+            let place = match (session, depth) {
+                (true, _) => Place::SessionArray,
+                (false, 0) => Place::Top,
+                (false, _) => Place::JobArray,
+            };
+            self.ops.push((info, place));
         }
         match key {
             keys::SESSION_INFO_ARRAY => self.scan(infos_of(info)?, true, depth + 1)?,
             keys::JOB_INFO_ARRAY => self.scan(infos_of(info)?, false, depth + 1)?,
             keys::APP_INFO_ARRAY => {
-                required_number(infos_of(info)?, keys::APPNUM, "PMIX_APPNUM", "an app array")?;
+                let n =
+                    required_number(infos_of(info)?, keys::APPNUM, "PMIX_APPNUM", "an app array")?;
+                self.apps.push(n);
             }
             keys::NODE_INFO_ARRAY => {
                 let items = infos_of(info)?;

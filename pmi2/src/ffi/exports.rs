@@ -1,0 +1,630 @@
+//! The C ABI of `include/pmi2.h`. Every function's body runs inside `abi`'s panic boundary
+//! (`ffi_or`: a panic is PMI2_FAIL, never an unwind into C), checks its pointers and lengths,
+//! and writes its outputs only on success.
+
+use core::ffi::{c_char, c_int};
+
+use abi::ffi_or;
+
+use crate::check;
+use crate::codes::*;
+use crate::ffi::pmix::App;
+use crate::state;
+
+/// Opaque: never dereferenced (pmi2.h's `MPID_Info`).
+#[repr(C)]
+pub struct MPID_Info {
+    _private: [u8; 0],
+}
+
+/// pmi2.h's `PMI2_Connect_comm_t`: not used by this library (PMIx connects the jobs).
+#[repr(C)]
+pub struct PMI2_Connect_comm_t {
+    _private: [u8; 0],
+}
+
+/// A call's outcome as its return code (and a message on stderr when `$RSHM_PMI2_VERBOSE` is
+/// set). Each export runs its body inside `ffi_or(PMI2_FAIL, ..)`: a panic is PMI2_FAIL.
+fn code(name: &str, r: Result<()>) -> c_int {
+    match r {
+        Ok(()) => PMI2_SUCCESS,
+        Err(e) => {
+            if std::env::var_os("RSHM_PMI2_VERBOSE").is_some() {
+                eprintln!("{name}: {e}");
+            }
+            e.code
+        }
+    }
+}
+
+fn null(what: &str) -> Pmi2Error {
+    Pmi2Error::new(PMI2_ERR_INVALID_ARG, format!("NULL {what}"))
+}
+
+/// The bytes of a NUL-terminated string, looked at up to `max` bytes (a longer one is
+/// returned as `max` bytes, which the checks then refuse as too long).
+///
+/// # Safety
+/// `p` is NULL or readable up to its NUL or `max` bytes.
+unsafe fn bytes<'a>(p: *const c_char, max: usize, what: &str) -> Result<&'a [u8]> {
+    if p.is_null() {
+        return Err(null(what));
+    }
+    // SAFETY: readable up to the NUL or `max` bytes (caller contract); strnlen reads no further.
+    let n = unsafe { libc::strnlen(p, max) };
+    // SAFETY: `n` readable bytes at `p`.
+    Ok(unsafe { core::slice::from_raw_parts(p.cast::<u8>(), n) })
+}
+
+/// Copy `s` and its NUL into `buf` of `len` bytes, or fail with PMI2_ERR_INVALID_LENGTH.
+///
+/// # Safety
+/// `buf` is NULL or writable for `len` bytes.
+unsafe fn copy_out(buf: *mut c_char, len: c_int, s: &str, what: &str) -> Result<()> {
+    if buf.is_null() {
+        return Err(null(what));
+    }
+    if len < 0 || s.len() >= len as usize {
+        return Err(Pmi2Error::new(
+            PMI2_ERR_INVALID_LENGTH,
+            format!("{what}: {} bytes and a NUL in a buffer of {len}", s.len()),
+        ));
+    }
+    // SAFETY: `buf` holds `len` > s.len() bytes (checked above; caller contract).
+    unsafe {
+        core::ptr::copy_nonoverlapping(s.as_ptr(), buf.cast::<u8>(), s.len());
+        *buf.add(s.len()) = 0;
+    }
+    Ok(())
+}
+
+/// Write `v` into a caller's int, when it gave one.
+///
+/// # Safety
+/// `p` is NULL or a writable int.
+unsafe fn set(p: *mut c_int, v: c_int) {
+    if !p.is_null() {
+        // SAFETY: a writable int (caller contract).
+        unsafe { *p = v };
+    }
+}
+
+/// Copy ints into `array` of `len` entries, and their count into `out_len`.
+///
+/// # Safety
+/// `array` writable for `len` ints, `out_len` a writable int (or NULL).
+unsafe fn copy_ints(array: *mut c_int, len: c_int, out_len: *mut c_int, v: &[i64]) -> Result<()> {
+    if array.is_null() && !v.is_empty() {
+        return Err(null("array"));
+    }
+    if len < 0 || v.len() > len as usize {
+        return Err(Pmi2Error::new(
+            PMI2_ERR_INVALID_LENGTH,
+            format!("{} integers in an array of {len}", v.len()),
+        ));
+    }
+    let v: Vec<c_int> = v
+        .iter()
+        .map(|&x| c_int::try_from(x))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Pmi2Error::new(PMI2_ERR_INVALID_VAL, "an integer out of int's range"))?;
+    // SAFETY: `array` holds `len` >= v.len() ints (checked; caller contract).
+    unsafe { core::ptr::copy_nonoverlapping(v.as_ptr(), array, v.len()) };
+    // SAFETY: caller contract.
+    unsafe { set(out_len, v.len() as c_int) };
+    Ok(())
+}
+
+/// # Safety
+/// Each pointer is NULL or a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Init(
+    spawned: *mut c_int,
+    size: *mut c_int,
+    rank: *mut c_int,
+    appnum: *mut c_int,
+    version: *mut c_int,
+    subversion: *mut c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::init()?;
+            // SAFETY: each is NULL or a writable int (caller contract).
+            unsafe {
+                set(spawned, s.spawned.into());
+                set(size, s.size as c_int);
+                set(rank, s.rank as c_int);
+                set(appnum, s.appnum);
+                set(version, 2);
+                set(subversion, 0);
+            }
+            Ok(())
+        })();
+        code("PMI2_Init", r)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn PMI2_Finalize() -> c_int {
+    ffi_or(PMI2_FAIL, || code("PMI2_Finalize", state::finalize()))
+}
+
+#[no_mangle]
+pub extern "C" fn PMI2_Initialized() -> c_int {
+    ffi_or(0, || state::initialized().into())
+}
+
+/// # Safety
+/// `msg` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Abort(flag: c_int, msg: *const c_char) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            let text = if msg.is_null() {
+                String::new()
+            } else {
+                // SAFETY: NUL-terminated (caller contract); read up to MAX_MSG bytes.
+                String::from_utf8_lossy(unsafe { bytes(msg, MAX_MSG, "msg") }?).into_owned()
+            };
+            if s.singleton.is_some() {
+                // No process manager to tell: say it, and end the process (the job).
+                eprintln!("PMI2_Abort: {text}");
+                std::process::exit(1);
+            }
+            let whom = (flag == 0).then_some((s.ns.as_str(), s.rank));
+            crate::ffi::pmix::abort(1, &text, whom)
+        })();
+        code("PMI2_Abort", r)
+    })
+}
+
+/// # Safety
+/// `jobId` writable for `jobIdSize` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Job_GetId(job_id: *mut c_char, job_id_size: c_int) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: caller contract.
+            unsafe { copy_out(job_id, job_id_size, &s.ns, "jobId") }
+        })();
+        code("PMI2_Job_GetId", r)
+    })
+}
+
+/// # Safety
+/// `cmds[i]` NUL-terminated strings, `argvs` NULL or `argvs[i]` NULL or NULL-terminated
+/// arrays of strings, `maxprocs` `count` ints, `info_keyval_sizes` NULL or `count` ints,
+/// `jobId` writable for `jobIdSize` bytes, `errors` NULL or `count` writable ints.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Job_Spawn(
+    count: c_int,
+    cmds: *const *const c_char,
+    argvs: *const *const *const c_char,
+    maxprocs: *const c_int,
+    info_keyval_sizes: *const c_int,
+    _info_keyval_vectors: *const *const MPID_Info,
+    preput_keyval_size: c_int,
+    _preput_keyval_vector: *const *const MPID_Info,
+    job_id: *mut c_char,
+    job_id_size: c_int,
+    errors: *mut c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            if count <= 0 || cmds.is_null() || maxprocs.is_null() {
+                return Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_ARG,
+                    "no application to spawn",
+                ));
+            }
+            let n = count as usize;
+            // Info and preput entries are MPI info objects this library cannot read.
+            // SAFETY: NULL or `count` ints (caller contract).
+            let infos = (!info_keyval_sizes.is_null())
+                .then(|| unsafe { core::slice::from_raw_parts(info_keyval_sizes, n) });
+            if preput_keyval_size != 0 || infos.is_some_and(|i| i.iter().any(|&x| x != 0)) {
+                return Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_ARG,
+                    "info and preput key-values are not supported",
+                ));
+            }
+            let mut apps = Vec::with_capacity(n);
+            for i in 0..n {
+                // SAFETY: `count` entries (caller contract).
+                let (cmd, np) = unsafe { (*cmds.add(i), *maxprocs.add(i)) };
+                // SAFETY: NUL-terminated (caller contract).
+                let cmd = check::value(unsafe { bytes(cmd, 4096, "cmd") }?, 4096)?.to_owned();
+                let mut args = Vec::new();
+                let mut a = if argvs.is_null() {
+                    core::ptr::null()
+                } else {
+                    // SAFETY: `argvs` has `count` entries, each NULL or NULL-terminated.
+                    unsafe { *argvs.add(i) }
+                };
+                while !a.is_null() {
+                    // SAFETY: a NULL-terminated array of strings (caller contract).
+                    let p = unsafe { *a };
+                    if p.is_null() {
+                        break;
+                    }
+                    // SAFETY: NUL-terminated (caller contract).
+                    args.push(check::value(unsafe { bytes(p, 4096, "argv") }?, 4096)?.to_owned());
+                    // SAFETY: the array goes on up to its NULL.
+                    a = unsafe { a.add(1) };
+                }
+                if np <= 0 {
+                    return Err(Pmi2Error::new(
+                        PMI2_ERR_INVALID_ARG,
+                        format!("maxprocs {np}"),
+                    ));
+                }
+                apps.push(App {
+                    cmd,
+                    args,
+                    maxprocs: np,
+                });
+            }
+            let ns = s.spawn(&apps)?;
+            // SAFETY: caller contract.
+            unsafe { copy_out(job_id, job_id_size, &ns, "jobId") }?;
+            if !errors.is_null() {
+                for i in 0..n {
+                    // SAFETY: `count` writable ints (caller contract).
+                    unsafe { *errors.add(i) = PMI2_SUCCESS };
+                }
+            }
+            Ok(())
+        })();
+        code("PMI2_Job_Spawn", r)
+    })
+}
+
+/// # Safety
+/// `jobId` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Job_Connect(
+    job_id: *const c_char,
+    _conn: *mut PMI2_Connect_comm_t,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let job = check::job_id(unsafe { bytes(job_id, 256, "jobId") }?)?;
+            s.connect(job, true)
+        })();
+        code("PMI2_Job_Connect", r)
+    })
+}
+
+/// # Safety
+/// `jobId` a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Job_Disconnect(job_id: *const c_char) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let job = check::job_id(unsafe { bytes(job_id, 256, "jobId") }?)?;
+            s.connect(job, false)
+        })();
+        code("PMI2_Job_Disconnect", r)
+    })
+}
+
+/// # Safety
+/// `key` and `value` NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_KVS_Put(key: *const c_char, value: *const c_char) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let k = check::key(unsafe { bytes(key, MAX_KEYLEN, "key") }?)?;
+            // SAFETY: NUL-terminated (caller contract).
+            let v = check::value(unsafe { bytes(value, MAX_VALLEN, "value") }?, MAX_VALLEN)?;
+            s.kvs_put(k, v)
+        })();
+        code("PMI2_KVS_Put", r)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn PMI2_KVS_Fence() -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        code(
+            "PMI2_KVS_Fence",
+            state::current().and_then(|s| s.kvs_fence()),
+        )
+    })
+}
+
+/// The value written by PMI2_KVS_Get: its length, or the negative of the buffer it needs.
+fn kvs_copy(value: *mut c_char, max: c_int, v: &str) -> c_int {
+    let need = v.len() + 1;
+    if max <= 0 || value.is_null() || need > max as usize {
+        return -(need.min(c_int::MAX as usize) as c_int);
+    }
+    // SAFETY: `value` holds `max` >= need bytes (PMI2_KVS_Get's contract).
+    unsafe {
+        core::ptr::copy_nonoverlapping(v.as_ptr(), value.cast::<u8>(), v.len());
+        *value.add(v.len()) = 0;
+    }
+    v.len() as c_int
+}
+
+/// `maxValue` too small (or <= 0, a size probe): `*valLen` is the negative of the buffer
+/// needed (the value's length plus its NUL) and `value` is left untouched.
+///
+/// # Safety
+/// `jobId` NULL or NUL-terminated; `key` NUL-terminated; `value` writable for `maxValue`
+/// bytes (or NULL for a probe); `valLen` a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_KVS_Get(
+    job_id: *const c_char,
+    src_pmi_id: c_int,
+    key: *const c_char,
+    value: *mut c_char,
+    max_value: c_int,
+    val_len: *mut c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            if val_len.is_null() {
+                return Err(null("valLen"));
+            }
+            let job = if job_id.is_null() {
+                None
+            } else {
+                // SAFETY: NUL-terminated (caller contract).
+                let j = unsafe { bytes(job_id, 256, "jobId") }?;
+                match j.is_empty() {
+                    true => None,
+                    false => Some(check::job_id(j)?),
+                }
+            };
+            // SAFETY: NUL-terminated (caller contract).
+            let k = check::key(unsafe { bytes(key, MAX_KEYLEN, "key") }?)?;
+            match s.kvs_get(job, src_pmi_id, k, |v| kvs_copy(value, max_value, v))? {
+                Some(n) => {
+                    // SAFETY: checked non-NULL; caller contract.
+                    unsafe { *val_len = n };
+                    Ok(())
+                }
+                None => Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_KEY,
+                    format!("no value for key {k:?}"),
+                )),
+            }
+        })();
+        code("PMI2_KVS_Get", r)
+    })
+}
+
+/// An attribute's value into the caller's buffer and flag; `flag` false when it has none.
+///
+/// # Safety
+/// `value` writable for `len` bytes; `flag` a writable int.
+unsafe fn attr_out(
+    found: Option<String>,
+    value: *mut c_char,
+    len: c_int,
+    flag: *mut c_int,
+) -> Result<()> {
+    if flag.is_null() {
+        return Err(null("flag"));
+    }
+    if let Some(v) = &found {
+        // SAFETY: caller contract.
+        unsafe { copy_out(value, len, v, "value") }?;
+    }
+    // SAFETY: checked non-NULL.
+    unsafe { *flag = found.is_some().into() };
+    Ok(())
+}
+
+/// # Safety
+/// `name` NUL-terminated; `value` writable for `valueLen` bytes; `flag` a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Info_GetNodeAttr(
+    name: *const c_char,
+    value: *mut c_char,
+    value_len: c_int,
+    flag: *mut c_int,
+    wait_for: c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            let found = s.get_node_attr(n, wait_for != 0)?;
+            // SAFETY: caller contract.
+            unsafe { attr_out(found, value, value_len, flag) }
+        })();
+        code("PMI2_Info_GetNodeAttr", r)
+    })
+}
+
+/// # Safety
+/// `name` NUL-terminated; `array` writable for `arrayLen` ints; `outLen`, `flag` writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Info_GetNodeAttrIntArray(
+    name: *const c_char,
+    array: *mut c_int,
+    array_len: c_int,
+    out_len: *mut c_int,
+    flag: *mut c_int,
+    wait_for: c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            let found = s.get_node_attr_ints(n, wait_for != 0)?;
+            // SAFETY: caller contract.
+            unsafe { ints_out(found, array, array_len, out_len, flag) }
+        })();
+        code("PMI2_Info_GetNodeAttrIntArray", r)
+    })
+}
+
+/// # Safety
+/// As [`copy_ints`]; `flag` a writable int.
+unsafe fn ints_out(
+    found: Option<Vec<i64>>,
+    array: *mut c_int,
+    len: c_int,
+    out_len: *mut c_int,
+    flag: *mut c_int,
+) -> Result<()> {
+    if flag.is_null() {
+        return Err(null("flag"));
+    }
+    if let Some(v) = &found {
+        // SAFETY: caller contract.
+        unsafe { copy_ints(array, len, out_len, v) }?;
+    } else {
+        // SAFETY: caller contract.
+        unsafe { set(out_len, 0) };
+    }
+    // SAFETY: checked non-NULL.
+    unsafe { *flag = found.is_some().into() };
+    Ok(())
+}
+
+/// # Safety
+/// `name` and `value` NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Info_PutNodeAttr(name: *const c_char, value: *const c_char) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            // SAFETY: NUL-terminated (caller contract).
+            let v = check::value(
+                unsafe { bytes(value, MAX_ATTRVALUE, "value") }?,
+                MAX_ATTRVALUE,
+            )?;
+            s.put_node_attr(n, v)
+        })();
+        code("PMI2_Info_PutNodeAttr", r)
+    })
+}
+
+/// # Safety
+/// `name` NUL-terminated; `value` writable for `valueLen` bytes; `flag` a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Info_GetJobAttr(
+    name: *const c_char,
+    value: *mut c_char,
+    value_len: c_int,
+    flag: *mut c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            let found = s.get_job_attr(n)?;
+            // SAFETY: caller contract.
+            unsafe { attr_out(found, value, value_len, flag) }
+        })();
+        code("PMI2_Info_GetJobAttr", r)
+    })
+}
+
+/// # Safety
+/// `name` NUL-terminated; `array` writable for `arrayLen` ints; `outLen`, `flag` writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Info_GetJobAttrIntArray(
+    name: *const c_char,
+    array: *mut c_int,
+    array_len: c_int,
+    out_len: *mut c_int,
+    flag: *mut c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
+            let found = s.get_job_attr_ints(n)?;
+            // SAFETY: caller contract.
+            unsafe { ints_out(found, array, array_len, out_len, flag) }
+        })();
+        code("PMI2_Info_GetJobAttrIntArray", r)
+    })
+}
+
+/// # Safety
+/// `service_name` and `port` NUL-terminated; `info_ptr` is not read.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Nameserv_publish(
+    service_name: *const c_char,
+    _info_ptr: *const MPID_Info,
+    port: *const c_char,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
+            // SAFETY: NUL-terminated (caller contract).
+            let p = check::value(unsafe { bytes(port, MAX_VALLEN, "port") }?, MAX_VALLEN)?;
+            s.publish(n, p)
+        })();
+        code("PMI2_Nameserv_publish", r)
+    })
+}
+
+/// # Safety
+/// `service_name` NUL-terminated; `port` writable for `portLen` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Nameserv_lookup(
+    service_name: *const c_char,
+    _info_ptr: *const MPID_Info,
+    port: *mut c_char,
+    port_len: c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
+            match s.lookup(n)? {
+                // SAFETY: caller contract.
+                Some(p) => unsafe { copy_out(port, port_len, &p, "port") },
+                None => Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_KEY,
+                    format!("no service {n:?} published"),
+                )),
+            }
+        })();
+        code("PMI2_Nameserv_lookup", r)
+    })
+}
+
+/// # Safety
+/// `service_name` NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Nameserv_unpublish(
+    service_name: *const c_char,
+    _info_ptr: *const MPID_Info,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        let r = (|| -> Result<()> {
+            let s = state::current()?;
+            // SAFETY: NUL-terminated (caller contract).
+            let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
+            s.unpublish(n)
+        })();
+        code("PMI2_Nameserv_unpublish", r)
+    })
+}

@@ -1,0 +1,287 @@
+//! The PMI-2 calls over an initialized [`State`]: the KVS, node and job attributes, name
+//! publishing and jobs. Reads go to the store first ([`State::read`]); what must reach the
+//! server (puts, fences, publishing, spawning, connecting) goes to libpmix.
+
+#![forbid(unsafe_code)]
+
+use std::time::Duration;
+
+use gds::jobdata::anlmap;
+
+use crate::codes::*;
+use crate::ffi::pmix::{self, App, Reach, RANK_UNDEF, RANK_WILDCARD, SCOPE_GLOBAL, SCOPE_LOCAL};
+use crate::state::State;
+
+/// The PMIx key of node attribute `name` (PMI2_Info_PutNodeAttr): not a reserved key (those
+/// start with "pmix"), and apart from KVS keys.
+fn node_key(name: &str) -> String {
+    format!("pmi2.node.{name}")
+}
+
+/// What a text read found: the text, or that there is none.
+pub type Found = Option<String>;
+
+impl State {
+    /// The namespace a jobId names: NULL (None) or empty is this job.
+    fn job<'a>(&'a self, job: Option<&'a str>) -> &'a str {
+        match job {
+            Some(j) if !j.is_empty() => j,
+            _ => &self.ns,
+        }
+    }
+
+    pub fn kvs_put(&self, key: &str, value: &str) -> Result<()> {
+        match self.singleton_put(key, value) {
+            Some(()) => Ok(()),
+            None => pmix::put_commit(SCOPE_GLOBAL, key, value),
+        }
+    }
+
+    pub fn kvs_fence(&self) -> Result<()> {
+        match self.singleton {
+            Some(_) => Ok(()),
+            None => pmix::commit_fence(),
+        }
+    }
+
+    /// PMI2_KVS_Get: `f` gets the value. `src` PMI2_ID_NULL: whichever process put `key` (the
+    /// store's index of posted keys, PMIX_RANK_UNDEF; without a store, the ranks in order,
+    /// each from libpmix's cache of the fenced data).
+    pub fn kvs_get<T>(
+        &self,
+        job: Option<&str>,
+        src: i32,
+        key: &str,
+        f: impl FnOnce(&str) -> T,
+    ) -> Result<Option<T>> {
+        let ns = self.job(job);
+        match src {
+            ID_NULL => {}
+            r if r >= 0 => return self.read(ns, r as u32, key, Reach::Wait, f),
+            r => {
+                return Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_ARG,
+                    format!("src_pmi_id {r}"),
+                ))
+            }
+        }
+        let mut f = Some(f);
+        if let Some(Some(v)) =
+            self.read_store(ns, RANK_UNDEF, key, |t| (f.take().expect("once"))(t))
+        {
+            return Ok(Some(v));
+        }
+        let f = f.take().expect("not called by the store");
+        let size = match ns == self.ns {
+            true => self.size,
+            false => self
+                .read(ns, RANK_WILDCARD, "pmix.job.size", Reach::Wait, |t| {
+                    t.parse::<u32>().ok()
+                })?
+                .flatten()
+                .unwrap_or(0),
+        };
+        for r in 0..size {
+            if let Some(v) = self.read(ns, r, key, Reach::Cache, str::to_owned)? {
+                return Ok(Some(f(&v)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// This node's ranks of this job, sorted (PMIX_LOCAL_PEERS).
+    pub fn local_ranks(&self) -> Result<&[u32]> {
+        if let Some(v) = self.local.get() {
+            return Ok(v);
+        }
+        let parse = |t: &str| -> Vec<u32> {
+            let mut v: Vec<u32> = t.split(',').filter_map(|r| r.trim().parse().ok()).collect();
+            v.sort_unstable();
+            v
+        };
+        let v = self
+            .read(&self.ns, RANK_WILDCARD, "pmix.lpeers", Reach::Wait, parse)?
+            .unwrap_or_else(|| vec![self.rank]);
+        Ok(self.local.get_or_init(|| v))
+    }
+
+    pub fn put_node_attr(&self, name: &str, value: &str) -> Result<()> {
+        let key = node_key(name);
+        match self.singleton_put(&key, value) {
+            Some(()) => Ok(()),
+            None => pmix::put_commit(SCOPE_LOCAL, &key, value),
+        }
+    }
+
+    /// PMI2_Info_GetNodeAttr: a value a process of this node put (the lowest rank's, if
+    /// several did); `wait`: until one has.
+    pub fn get_node_attr(&self, name: &str, wait: bool) -> Result<Found> {
+        let key = node_key(name);
+        let local = self.local_ranks()?.to_vec();
+        let mut pause = Duration::from_micros(100);
+        loop {
+            for &r in &local {
+                if let Some(v) = self.read(&self.ns, r, &key, Reach::Immediate, str::to_owned)? {
+                    return Ok(Some(v));
+                }
+            }
+            // A singleton has no peer to wait for.
+            if !wait || self.singleton.is_some() {
+                return Ok(None);
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(10));
+        }
+    }
+
+    /// PMI2_Info_GetNodeAttrIntArray: `localRanksCount`, `localRanks`, or a node attribute
+    /// put as comma-separated integers. `cartCoords` is never set (no Cartesian topology).
+    pub fn get_node_attr_ints(&self, name: &str, wait: bool) -> Result<Option<Vec<i64>>> {
+        match name {
+            "localRanksCount" => Ok(Some(vec![self.local_ranks()?.len() as i64])),
+            "localRanks" => Ok(Some(
+                self.local_ranks()?.iter().map(|&r| r.into()).collect(),
+            )),
+            "cartCoords" => Ok(None),
+            _ => match self.get_node_attr(name, wait)? {
+                Some(t) => ints(&t).map(Some),
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// The job's process mapping in the PMI vector notation: what the host registered as
+    /// PMIX_ANL_MAP, else what the server stored at registration (`anlmap::META_KEY`), else
+    /// built here by the same rule from every rank's node.
+    pub fn process_mapping(&self) -> Result<Found> {
+        if let Some(m) = self.mapping.get() {
+            return Ok(m.clone());
+        }
+        let registered = self.read(
+            &self.ns,
+            RANK_WILDCARD,
+            "pmix.anlmap",
+            Reach::Wait,
+            str::to_owned,
+        )?;
+        let m = match registered {
+            Some(m) => Some(m),
+            None => match self.read_meta(anlmap::META_KEY) {
+                Some(m) => Some(m),
+                None => self.build_mapping()?,
+            },
+        };
+        Ok(self.mapping.get_or_init(|| m).clone())
+    }
+
+    fn build_mapping(&self) -> Result<Found> {
+        let mut nodes = Vec::with_capacity(self.size as usize);
+        for r in 0..self.size {
+            let n = self
+                .read(&self.ns, r, "pmix.nodeid", Reach::Wait, |t| {
+                    t.parse::<u32>().ok()
+                })?
+                .flatten();
+            match n {
+                Some(n) => nodes.push(n),
+                None => return Ok(None),
+            }
+        }
+        // No length cap: the caller asked for the whole map.
+        Ok(anlmap::vector(&nodes, usize::MAX))
+    }
+
+    /// PMI2_Info_GetJobAttr: `universeSize`, `PMI_process_mapping`, or a PMIx job-realm key by
+    /// its own name (`pmix.*`). The topology attributes and `hasNameServ` are never set: PMIx
+    /// does not say (publishing works where the server's host supports it: under Open MPI's
+    /// mpirun, not under Slurm's PMIx plugin).
+    pub fn get_job_attr(&self, name: &str) -> Result<Found> {
+        match name {
+            "universeSize" => self.read(
+                &self.ns,
+                RANK_WILDCARD,
+                "pmix.univ.size",
+                Reach::Wait,
+                str::to_owned,
+            ),
+            "PMI_process_mapping" => self.process_mapping(),
+            n if n.starts_with("pmix.") => {
+                self.read(&self.ns, RANK_WILDCARD, n, Reach::Wait, str::to_owned)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// PMI2_Info_GetJobAttrIntArray: `localRanksCount` and `localRanks` (this node's), or a job
+    /// attribute that is a comma-separated list of integers.
+    pub fn get_job_attr_ints(&self, name: &str) -> Result<Option<Vec<i64>>> {
+        match name {
+            "localRanksCount" | "localRanks" => self.get_node_attr_ints(name, false),
+            _ => match self.get_job_attr(name)? {
+                Some(t) => ints(&t).map(Some),
+                None => Ok(None),
+            },
+        }
+    }
+
+    pub fn publish(&self, service: &str, port: &str) -> Result<()> {
+        self.needs_manager("PMI2_Nameserv_publish")?;
+        pmix::publish(service, port)
+    }
+
+    pub fn lookup(&self, service: &str) -> Result<Found> {
+        self.needs_manager("PMI2_Nameserv_lookup")?;
+        pmix::lookup(service)
+    }
+
+    pub fn unpublish(&self, service: &str) -> Result<()> {
+        self.needs_manager("PMI2_Nameserv_unpublish")?;
+        pmix::unpublish(service)
+    }
+
+    pub fn spawn(&self, apps: &[App]) -> Result<String> {
+        self.needs_manager("PMI2_Job_Spawn")?;
+        pmix::spawn(apps)
+    }
+
+    /// PMI2_Job_Connect / Disconnect: nothing to do for this job itself; another job is
+    /// connected with PMIx_Connect (collective over both jobs' processes).
+    pub fn connect(&self, job: &str, connect: bool) -> Result<()> {
+        if job == self.ns {
+            return Ok(());
+        }
+        self.needs_manager("PMI2_Job_Connect")?;
+        pmix::connect(&self.ns, job, connect)
+    }
+}
+
+/// Comma-separated integers.
+fn ints(t: &str) -> Result<Vec<i64>> {
+    t.split(',')
+        .map(|x| {
+            x.trim().parse::<i64>().map_err(|_| {
+                Pmi2Error::new(
+                    PMI2_ERR_INVALID_VAL,
+                    format!("not a list of integers: {t:?}"),
+                )
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_lists() {
+        assert_eq!(ints("0,1, 2"), Ok(vec![0, 1, 2]));
+        assert_eq!(ints("-3"), Ok(vec![-3]));
+        assert_eq!(ints("1,x").unwrap_err().code, PMI2_ERR_INVALID_VAL);
+    }
+
+    #[test]
+    fn node_keys_are_not_reserved() {
+        assert!(!gds::jobdata::keys::is_reserved(&node_key("x")));
+    }
+}
