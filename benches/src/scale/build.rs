@@ -149,21 +149,16 @@ fn build_pmix5(root: &Path, tool_dir: &Path) -> Result<(PathBuf, PathBuf, PathBu
         .map_err(|e| format!("pkg-config: {e}"))?;
     let cflags = String::from_utf8_lossy(&cflags.stdout).into_owned();
     let rpath = format!("-Wl,-rpath,{}", libdir.display());
-    let srcs: &[(&str, &[&str])] = &[
-        (
-            "pmix-host",
-            &[
-                "pmix-host.c",
-                "host-util.c",
-                "host-job.c",
-                "host-registration.c",
-                "host-server.c",
-                "host-rshm.c",
-                "common.c",
-            ],
-        ),
-        ("pmix-client", &["pmix-client.c", "common.c"]),
-    ];
+    // pmix-host: its main, every host-*.c (the Makefile's host objects) and common.c.
+    let mut host: Vec<String> = std::fs::read_dir(tool_dir)
+        .map_err(|e| format!("{}: {e}", tool_dir.display()))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("host-") && n.ends_with(".c"))
+        .collect();
+    host.sort();
+    host.extend(["pmix-host.c".to_owned(), "common.c".to_owned()]);
+    let client = vec!["pmix-client.c".to_owned(), "common.c".to_owned()];
+    let srcs = [("pmix-host", host), ("pmix-client", client)];
     for (exe, files) in srcs {
         let st = Command::new("cc")
             .current_dir(tool_dir)
@@ -171,7 +166,7 @@ fn build_pmix5(root: &Path, tool_dir: &Path) -> Result<(PathBuf, PathBuf, PathBu
             .args(cflags.split_whitespace())
             .arg("-o")
             .arg(dir.join(exe))
-            .args(*files)
+            .args(files)
             .arg(&lib)
             .args([rpath.as_str(), "-ldl"])
             .status()
