@@ -570,15 +570,9 @@ static pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, p
     if (NULL == s) {
         return PMIX_SUCCESS;
     }
-    {
-        size_t n = 0;
-        bool nomem = false;
-        pmix_info_t *copy = rshm_filter_infos(info, ninfo, &n, &nomem);
-        rc = nomem ? PMIX_ERR_NOMEM : rshm_server_register_nspace(s, nspace, (int) nlocalprocs, copy, n);
-        if (NULL != copy) {
-            rshm_free_filtered(copy, n);
-        }
-    }
+    /* As the host passed it: a NULL PMIX_STRING (Open MPI's PMIX_LOCALITY_STRING and PMIX_CPUSET
+     * of unbound processes) is stored as one, and answered as hash answers it. */
+    rc = rshm_server_register_nspace(s, nspace, (int) nlocalprocs, info, ninfo);
     /* A refused registration: its clients are not told about the store (setup_fork), so they
      * decline rshm and the job runs on gds/hash. */
     rshm_set_nspace_failed(nspace, PMIX_SUCCESS != rc);

@@ -1,8 +1,8 @@
 /*
  * record.c - RSHM_RECORD_REGISTRATIONS=<dir>: every namespace registration the server's add_nspace
- * receives, written as the host passed it (before rshm_filter_infos) to <dir>/<nspace>.<pid>.reg
- * in tools/pmix-host's "registration dump v1" format, so `pmix-host --replay-registration`
- * registers the same array again (docs/openpmix.md, "Recording registrations").
+ * receives, written as the host passed it to <dir>/<nspace>.<pid>.reg in tools/pmix-host's
+ * "registration dump v1" format, so `pmix-host --replay-registration` registers the same array
+ * again (docs/openpmix.md, "Recording registrations").
  *
  * Value text is the pmix-host canonical form (tools/pmix-host/README.md), written here again
  * because the component does not link the tool's sources.

@@ -1,7 +1,6 @@
 /*
- * registration.c - what the gds component keeps of namespace registrations: the arrays it hands
- * the store (filtered of what the store cannot hold) and the namespaces whose registration the
- * store refused (component/gds_rshm.c's add_nspace and setup_fork).
+ * registration.c - what the gds component keeps of namespace registrations: the namespaces whose
+ * registration the store refused (component/gds_rshm.c's add_nspace and setup_fork).
  */
 
 #include "src/include/pmix_config.h"
@@ -66,61 +65,4 @@ void rshm_set_nspace_failed(const char *nspace, bool fail)
         }
     }
     pthread_mutex_unlock(&failed_lock);
-}
-
-/* A shallow copy of a registration array without PMIX_STRING values whose string is NULL (Open
- * MPI 4.1 registers PMIX_CPUSET so for unbound processes; the store has no NULL string, and
- * libpmix answers those keys from hash as before). Nested info arrays are copied the same way;
- * free with rshm_free_filtered. Returns NULL (and *out_n 0) for an empty result or no memory. */
-pmix_info_t *rshm_filter_infos(const pmix_info_t *info, size_t ninfo, size_t *out_n, bool *nomem)
-{
-    pmix_info_t *out = NULL;
-    size_t n = 0;
-    *out_n = 0;
-    if (0 == ninfo || NULL == info) {
-        return NULL;
-    }
-    out = calloc(ninfo, sizeof(pmix_info_t));
-    if (NULL == out) {
-        *nomem = true;
-        return NULL;
-    }
-    for (size_t i = 0; i < ninfo; i++) {
-        const pmix_value_t *v = &info[i].value;
-        if (PMIX_STRING == v->type && NULL == v->data.string) {
-            continue;
-        }
-        memcpy(&out[n], &info[i], sizeof(pmix_info_t));
-        if (PMIX_DATA_ARRAY == v->type && NULL != v->data.darray
-            && PMIX_INFO == v->data.darray->type) {
-            pmix_data_array_t *da = calloc(1, sizeof(*da));
-            size_t m = 0;
-            if (NULL == da) {
-                *nomem = true;
-                out[n].value.type = PMIX_UNDEF; /* nothing of ours to free in it */
-                break;
-            }
-            da->type = PMIX_INFO;
-            da->array = rshm_filter_infos((const pmix_info_t *) v->data.darray->array,
-                                     v->data.darray->size, &m, nomem);
-            da->size = m;
-            out[n].value.data.darray = da;
-        }
-        n++;
-    }
-    *out_n = n;
-    return out;
-}
-
-void rshm_free_filtered(pmix_info_t *info, size_t ninfo)
-{
-    for (size_t i = 0; i < ninfo; i++) {
-        if (PMIX_DATA_ARRAY == info[i].value.type && NULL != info[i].value.data.darray
-            && PMIX_INFO == info[i].value.data.darray->type) {
-            rshm_free_filtered((pmix_info_t *) info[i].value.data.darray->array,
-                          info[i].value.data.darray->size);
-            free(info[i].value.data.darray);
-        }
-    }
-    free(info);
 }

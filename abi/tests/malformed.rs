@@ -96,19 +96,12 @@ fn malformed_info_arrays_are_typed_errors() {
         status::PMIX_ERR_NOT_SUPPORTED,
         "not supported: value type 999",
     );
+    // A NULL string is a value (Open MPI registers some so; OpenPMIx answers them).
+    let got = read(&[info("k", t::STRING)]).expect("a NULL string");
+    assert_eq!(got[0].value, Value::NullString);
     // Pointer types with NULL pointers.
-    for ty in [
-        t::STRING,
-        t::PROC,
-        t::PROC_INFO,
-        t::DATA_ARRAY,
-        t::COORD,
-        t::ENDPOINT,
-    ] {
-        let msg = match ty {
-            t::STRING => "NULL string".to_owned(),
-            _ => format!("NULL pointer in a value of type {ty}"),
-        };
+    for ty in [t::PROC, t::PROC_INFO, t::DATA_ARRAY, t::COORD, t::ENDPOINT] {
+        let msg = format!("NULL pointer in a value of type {ty}");
         bad_param(read(&[info("k", ty)]), &msg);
     }
     // A byte object with a size and no bytes.
@@ -161,14 +154,14 @@ fn a_cyclic_info_array_and_bad_keys_inside_arrays_are_refused() {
     unsafe { drop((Box::from_raw(da), Box::from_raw(elem))) };
 
     // An empty key inside an info array (a top-level one is the caller's business), then a
-    // NULL string inside one.
+    // NULL pointer inside one.
     for (key, ty, what) in [
         (
             "",
             t::UINT32,
             "invalid argument: info key of 0 bytes (1..=511)",
         ),
-        ("pmix.hname", t::STRING, "NULL string"),
+        ("pmix.hname", t::PROC, "NULL pointer in a value of type 22"),
     ] {
         let mut inner = [info(key, ty)];
         let mut da = pmix_data_array_t {
@@ -203,10 +196,10 @@ fn arrays_the_registration_reads_itself_are_checked_by_that_walk() {
         unsafe { drop((Box::from_raw(da), Box::from_raw(elem))) };
     }
     // A node array's second PMIX_NODEID (not stored: the first names the node) with a NULL
-    // string.
+    // pointer.
     let mut id = info(keys::NODEID, t::UINT32);
     id.value.data.uint32 = 0;
-    let mut inner = [id, info(keys::NODEID, t::STRING)];
+    let mut inner = [id, info(keys::NODEID, t::PROC)];
     let mut da = pmix_data_array_t {
         type_: t::INFO,
         size: 2,
@@ -214,9 +207,19 @@ fn arrays_the_registration_reads_itself_are_checked_by_that_walk() {
     };
     let mut i = info(keys::NODE_INFO_ARRAY, t::DATA_ARRAY);
     i.value.data.darray = &mut da;
-    bad_param(read(&[i]), "NULL string");
+    bad_param(read(&[i]), "NULL pointer in a value of type 22");
     // Maps, parsed rather than stored: a NULL string, a regex with a size and no bytes.
-    bad_param(read(&[info(keys::NODE_MAP, t::STRING)]), "NULL string");
+    let null_map = [info(keys::NODE_MAP, t::STRING)];
+    assert_eq!(
+        read(&null_map).expect("a NULL string")[0].value,
+        Value::NullString
+    );
+    // SAFETY: a live slice of initialised infos.
+    let view = unsafe { reg_infos(null_map.as_ptr(), null_map.len()) }.expect("view");
+    let e = gds::jobdata::build(Some("node0"), view)
+        .map(drop)
+        .unwrap_err();
+    assert!(e.to_string().contains("pmix.nmap must be a string"), "{e}");
     let mut map = info(keys::PROC_MAP, t::REGEX);
     map.value.data.bo = pmix_byte_object_t {
         bytes: ptr::null_mut(),
@@ -263,7 +266,8 @@ fn every_type_code_with_empty_payload_is_handled() {
             t::DATA_BUFFER,
         ];
         match ty {
-            t::STRING | t::ENVAR => bad_param(got, "NULL string"),
+            t::STRING => assert_eq!(got.expect("a NULL string")[0].value, Value::NullString),
+            t::ENVAR => bad_param(got, "NULL string"),
             t::INFO | t::VALUE => bad_param(got, OUTSIDE),
             _ if boxed.contains(&ty) => {
                 bad_param(got, &format!("NULL pointer in a value of type {ty}"))

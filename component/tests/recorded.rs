@@ -5,7 +5,9 @@
 //! reserved key of every realm (and every key the host registered) of rank `*` and of every
 //! rank, and node- and app-qualified Gets of every node and app in the registration; the
 //! answers must be equal, except the lines `known-differences.txt` (same directory) lists,
-//! which must still differ exactly so: a fixed difference must leave the list.
+//! which must still differ exactly so: a fixed difference must leave the list. A third run
+//! puts `librshm_preload.so` into the clients (`LD_PRELOAD`) over the component's store and is
+//! compared with hash the same way, its lines named `<recording>+preload`.
 
 mod support;
 
@@ -235,20 +237,50 @@ fn replay(name: &str) {
     let corpora = [corpus(&f)];
     let arg = reg.display().to_string();
     let job = ["--replay-registration", arg.as_str()];
-    let run = |gds| {
+    let run = |gds, env: &[(&str, &str)]| {
         let (ok, lines, err) =
-            pmix_host_run(&job, &format!("{name}-corpus"), &corpora, gds, "", &[]);
+            pmix_host_run(&job, &format!("{name}-corpus"), &corpora, gds, "", env);
         assert!(ok, "{name}: pmix-host failed:\n{err}");
         answers(&lines)
     };
     let st = tempfile::tempdir().unwrap();
-    let hash = run(Gds::Hash);
-    let rshm = run(Gds::Rshm(st.path()));
+    let hash = run(Gds::Hash, &[]);
+    let rshm = run(Gds::Rshm(st.path()), &[]);
+    let preload = preload_library().display().to_string();
+    let pst = tempfile::tempdir().unwrap();
+    let pst_s = pst.path().display().to_string();
+    let env = [
+        ("LD_PRELOAD", preload.as_str()),
+        ("RSHM_PRELOAD_STATS", pst_s.as_str()),
+    ];
+    let pst_gds = tempfile::tempdir().unwrap();
+    let pre = run(Gds::Rshm(pst_gds.path()), &env);
     let nget = corpora[0].lines().count();
     assert_eq!(hash.len(), nget * f.nlocal, "{name}: answers of hash");
     assert_eq!(rshm.len(), nget * f.nlocal, "{name}: answers of rshm");
-    let found = differences(name, &hash, &rshm);
-    let expected = known(&tool, name);
+    assert_eq!(pre.len(), nget * f.nlocal, "{name}: answers of the preload");
+    // Every client wrote its preload counters at exit: each was answered from the store.
+    let answered: Vec<u64> = std::fs::read_dir(pst.path())
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .filter_map(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("answered ")?.parse().ok())
+        })
+        .collect();
+    assert!(
+        answered.len() >= f.nlocal && answered.iter().all(|&n| n > 0),
+        "{name}: preloaded clients not answered from the store: {answered:?}"
+    );
+    compare(&tool, name, &hash, &rshm);
+    compare(&tool, &format!("{name}+preload"), &hash, &pre);
+}
+
+/// Fail on differences of `hash` and `rshm` not listed for `name`, and on listed ones gone.
+fn compare(tool: &Path, name: &str, hash: &[String], rshm: &[String]) {
+    let found = differences(name, hash, rshm);
+    let expected = known(tool, name);
     let new: Vec<&String> = found.difference(&expected).collect();
     let fixed: Vec<&String> = expected.difference(&found).collect();
     eprintln!(

@@ -358,6 +358,10 @@ pub enum Value {
     PData(#[rkyv(omit_bounds)] Box<PData>),
     /// Only as an element of a `PMIX_QUERY` data array.
     Query(#[rkyv(omit_bounds)] Box<Query>),
+    /// A `PMIX_STRING` whose pointer is NULL (Open MPI registers `PMIX_LOCALITY_STRING` so for
+    /// an unbound process): read back as a `PMIX_STRING` with a NULL `data.string`, as OpenPMIx
+    /// answers it.
+    NullString,
 }
 
 impl Value {
@@ -368,7 +372,7 @@ impl Value {
             Value::Undef => t::UNDEF,
             Value::Bool(_) => t::BOOL,
             Value::Byte(_) => t::BYTE,
-            Value::String(_) => t::STRING,
+            Value::String(_) | Value::NullString => t::STRING,
             Value::Size(_) => t::SIZE,
             Value::Pid(_) => t::PID,
             Value::Int(_) => t::INT,
@@ -558,7 +562,7 @@ impl ArchivedValue {
             ArchivedValue::Undef => t::UNDEF,
             ArchivedValue::Bool(_) => t::BOOL,
             ArchivedValue::Byte(_) => t::BYTE,
-            ArchivedValue::String(_) => t::STRING,
+            ArchivedValue::String(_) | ArchivedValue::NullString => t::STRING,
             ArchivedValue::Size(_) => t::SIZE,
             ArchivedValue::Pid(_) => t::PID,
             ArchivedValue::Int(_) => t::INT,

@@ -151,7 +151,10 @@ unsafe fn read_elem(ty: u16, p: *const u8, depth: usize) -> Result<Value, AbiErr
             t::UNDEF => Value::Undef,
             t::BOOL => Value::Bool(rd!(u8) != 0),
             t::BYTE => Value::Byte(rd!(u8)),
-            t::STRING => Value::String(c_string(rd!(*const c_char))?),
+            t::STRING => match rd!(*const c_char) {
+                s if s.is_null() => Value::NullString,
+                s => Value::String(c_string(s)?),
+            },
             t::SIZE => Value::Size(rd!(usize) as u64),
             t::PID => Value::Pid(rd!(i32)),
             t::INT => Value::Int(rd!(i32)),

@@ -97,8 +97,12 @@ unsafe fn check_info(info: &pmix_info_t, depth: usize, in_array: bool) -> Result
                 }
                 Ok(())
             }
-            // Strings are checked where they lie (no copy).
-            t::STRING => c_str(ptr::read(data.cast::<*const c_char>()), 1 << 30).map(drop),
+            // Strings are checked where they lie (no copy); a NULL one is a value
+            // (`Value::NullString`).
+            t::STRING => match ptr::read(data.cast::<*const c_char>()) {
+                s if s.is_null() => Ok(()),
+                s => c_str(s, 1 << 30).map(drop),
+            },
             _ => read_value(v, depth).map(drop),
         }
     }

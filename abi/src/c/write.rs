@@ -208,6 +208,7 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
             Value::Bool(b) => wr!(u8, *b as u8),
             Value::Byte(b) | Value::Uint8(b) | Value::Command(b) => wr!(u8, *b),
             Value::String(s) => wr!(*mut c_char, c_dup_str(s)?),
+            Value::NullString => wr!(*mut c_char, ptr::null_mut()),
             Value::Size(s) => wr!(usize, *s as usize),
             Value::Pid(i) | Value::Int(i) | Value::Int32(i) | Value::Status(i) => wr!(i32, *i),
             Value::Int8(i) => wr!(i8, *i),
@@ -430,6 +431,7 @@ fn write_stored_fields(out: &mut pmix_value_t, v: &ValueRef<'_>) -> Result<(), A
     out.type_ = a.type_code();
     match a {
         ArchivedValue::String(s) => out.data.string = c_dup_str(s.as_str())?,
+        ArchivedValue::NullString => out.data.string = ptr::null_mut(),
         ArchivedValue::Uint32(u) | ArchivedValue::ProcRank(u) | ArchivedValue::Uint(u) => {
             out.data.uint32 = u.to_native()
         }

@@ -64,6 +64,29 @@ pub fn component_dir() -> PathBuf {
     .clone()
 }
 
+/// Build `librshm_preload.so` (cargo, debug profile, the test's target dir) once and return it.
+pub fn preload_library() -> PathBuf {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let root = pmixhost::repo_root();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let st = Command::new(cargo)
+            .current_dir(&root)
+            .args(["build", "-q", "-p", "rshm-preload", "--lib"])
+            .status()
+            .expect("cargo build");
+        assert!(st.success(), "building rshm-preload failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .map(|p| if p.is_absolute() { p } else { root.join(p) })
+            .unwrap_or_else(|| root.join("target"));
+        let lib = target.join("debug").join("librshm_preload.so");
+        assert!(lib.exists(), "{} not built", lib.display());
+        lib
+    })
+    .clone()
+}
+
 /// Run `cmd` in its own process group with a wall-clock limit; returns (success, stdout, stderr).
 pub fn run(cmd: Command, limit: Duration) -> (bool, String, String) {
     let (status, out, err) = pmixhost::run_group(cmd, limit);

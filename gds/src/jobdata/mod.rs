@@ -7,6 +7,7 @@ pub mod anlmap;
 mod facts;
 pub mod keys;
 pub mod maps;
+mod node_ids;
 pub mod node_names;
 pub mod policy;
 pub mod query;

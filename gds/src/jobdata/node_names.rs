@@ -69,6 +69,20 @@ pub fn find(t: &TableView, host: &str) -> Option<u32> {
     find_in(index, host.as_bytes())
 }
 
+/// The node ids the index of `t` names (unordered, an id once per name; empty without an
+/// index). A forged index yields what its slots hold, within its bytes.
+pub(crate) fn ids(t: &TableView) -> impl Iterator<Item = u32> + '_ {
+    let index = t
+        .get(Realm::Meta, meta::NODES_BY_NAME)
+        .and_then(|v| v.as_bytes())
+        .unwrap_or(&[]);
+    let slots = u32_at(index, 0).unwrap_or(0) as usize;
+    (0..slots).filter_map(move |s| {
+        let id1 = u32_at(index, 4usize.checked_add(s.checked_mul(SLOT)?)?)?;
+        id1.checked_sub(1)
+    })
+}
+
 /// [`find`] in the index's bytes.
 fn find_in(index: &[u8], host: &[u8]) -> Option<u32> {
     let slots = u32_at(index, 0)? as usize;

@@ -17,12 +17,12 @@
 use std::sync::Arc;
 
 use super::keys;
+use super::node_ids;
 use super::node_names;
 use super::query::{Qualifiers, TargetRank, RANK_VALID, RANK_WILDCARD};
 use super::resolve::{get_by_rules, get_plain, is_local};
 use super::resources;
 use crate::error::Error;
-use crate::layout::Realm;
 use crate::modex::{self, Scope};
 use crate::part;
 use crate::reader::{Pin, Reader};
@@ -124,9 +124,7 @@ fn miss_is_final(t: &TableView, key: &str, rank: TargetRank, q: &Qualifiers) -> 
     let above_proc = !q.proc_info && (realm_flag || rank == TargetRank::Wildcard);
     let ours = t.job_meta().session.unwrap_or(0);
     let our_session = q.session_id.is_none_or(|s| s == ours);
-    let our_node = q
-        .nodeid
-        .is_none_or(|id| t.get(Realm::Node(id), keys::NODEID).is_some())
+    let our_node = q.nodeid.is_none_or(|id| node_ids::node(t, id).is_some())
         && q.hostname
             .as_deref()
             .is_none_or(|h| node_names::find(t, h).is_some());

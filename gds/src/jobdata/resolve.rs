@@ -18,11 +18,12 @@
 #![forbid(unsafe_code)]
 
 use super::keys::{self, default_realm, meta, DefaultRealm, NODE_SELECTABLE_JOB_KEYS};
+use super::node_ids;
 use super::node_names;
 use super::query::{Qualifiers, TargetRank};
 use crate::bytes::same_bytes;
 use crate::error::{Error, Result};
-use crate::layout::{Realm, NODEID_COLUMN};
+use crate::layout::Realm;
 use crate::table::TableView;
 use crate::valueref::ValueRef;
 
@@ -105,6 +106,9 @@ pub(crate) fn get_plain<'t>(
                     None => node_of(t, caller?)?,
                 },
             };
+            if same_bytes(key.as_bytes(), keys::NODEID.as_bytes()) {
+                return node_ids::host_id(t, id);
+            }
             Realm::Node(id)
         }
     };
@@ -120,13 +124,10 @@ fn app_of(t: &TableView, r: Option<u32>) -> u32 {
         .unwrap_or(0)
 }
 
-/// A rank's node: its node id column, else a node id stored as an entry.
+/// A rank's node (the store's): the node whose host id its PMIX_NODEID is.
 #[inline]
 fn node_of(t: &TableView, r: u32) -> Option<u32> {
-    match t.column_at(NODEID_COLUMN, r) {
-        Some(v) => v.as_u64().and_then(|n| u32::try_from(n).ok()),
-        None => number(t, Realm::Proc(r), keys::NODEID),
-    }
+    node_ids::node_of_rank(t, r)
 }
 
 /// The rules in full, for a caller that tried [`get_plain`] already (the same answers: the
@@ -143,7 +144,12 @@ pub(crate) fn get_by_rules<'t>(
 ) -> Result<ValueRef<'t>> {
     // The key is hashed and probed once; every realm below looks it up by id.
     let kid = t.key_id(key.as_bytes());
-    let in_t = |realm: Realm| kid.and_then(|k| t.get_by_id(realm, k));
+    let in_t = |realm: Realm| match realm {
+        Realm::Node(n) if same_bytes(key.as_bytes(), keys::NODEID.as_bytes()) => {
+            node_ids::host_id(t, n)
+        }
+        _ => kid.and_then(|k| t.get_by_id(realm, k)),
+    };
     let node_of = |r: u32| node_of(t, r);
     // A process-level value. A rank's hostname is its node's, read through the node (the
     // registration does not store it per rank when it equals the node's).
@@ -190,7 +196,7 @@ pub(crate) fn get_by_rules<'t>(
     // The node named by a selector qualifier; an unknown hostname names no node.
     let selected = || -> Result<Option<u32>> {
         if let Some(id) = q.nodeid {
-            return Ok(Some(id));
+            return node_ids::node(t, id).map(Some).ok_or(Error::NotFound);
         }
         match &q.hostname {
             Some(h) => node_names::find(t, h).map(Some).ok_or(Error::NotFound),
@@ -260,5 +266,5 @@ pub(crate) fn get_by_rules<'t>(
 /// job data says.
 pub fn is_local(t: &TableView, rank: u32) -> Option<bool> {
     let local = number(t, Realm::Meta, meta::LOCAL_NODEID)?;
-    Some(number(t, Realm::Proc(rank), keys::NODEID)? == local)
+    Some(node_of(t, rank)? == local)
 }

@@ -17,6 +17,7 @@ pub fn every_value() -> Vec<(&'static str, Value)> {
         ("byte", Value::Byte(0xab)),
         ("string", Value::String("hello, shared memory".into())),
         ("empty-string", Value::String(String::new())),
+        ("null-string", Value::NullString),
         ("size", Value::Size(u64::MAX - 1)),
         ("pid", Value::Pid(4242)),
         ("int", Value::Int(-5)),

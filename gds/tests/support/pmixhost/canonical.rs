@@ -40,6 +40,8 @@ fn fmt_value(out: &mut String, v: &Value) {
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Byte(x) | Value::Uint8(x) => write!(out, "{x}").unwrap(),
         Value::String(s) => quote_into(out, s.as_bytes()),
+        // pmix-client prints a NULL string so.
+        Value::NullString => out.push_str("null"),
         Value::Size(x) | Value::Uint64(x) => write!(out, "{x}").unwrap(),
         Value::Pid(x) | Value::Int(x) | Value::Int32(x) => write!(out, "{x}").unwrap(),
         Value::Int8(x) => write!(out, "{x}").unwrap(),
