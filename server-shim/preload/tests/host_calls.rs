@@ -122,7 +122,7 @@ fn the_host_gets_libpmix_statuses_and_its_clients_the_store_of_registered_namesp
         [
             "init SUCCESS",
             "register good SUCCESS",
-            "register nullstr SUCCESS",
+            "register refused SUCCESS",
             &format!(
                 "env good 1 {}",
                 if with_store {
@@ -131,7 +131,7 @@ fn the_host_gets_libpmix_statuses_and_its_clients_the_store_of_registered_namesp
                     stale.into()
                 }
             ),
-            &format!("env nullstr 0 {stale}"),
+            &format!("env refused 0 {stale}"),
             &format!("env unknown 0 {stale}"),
             "register good SUCCESS",
             &format!("env good 0 {stale}"),
@@ -162,7 +162,7 @@ fn the_host_gets_libpmix_statuses_and_its_clients_the_store_of_registered_namesp
         "PMIX_USERID / PMIX_GRPID did not reach the store:\n{log}"
     );
     assert!(
-        log.contains("nullstr left to libpmix") && log.contains("good left to libpmix"),
+        log.contains("refused left to libpmix") && log.contains("good left to libpmix"),
         "refused registrations not logged:\n{log}"
     );
     assert!(!Path::new(&store).exists(), "the store outlived finalize");

@@ -80,7 +80,7 @@ static void print_env(const char *ns, pmix_rank_t rank)
     free(env);
 }
 
-static void reg(const char *name, int null_tmpdir)
+static void reg(const char *name, int refused)
 {
     pmix_nspace_t ns;
     PMIX_LOAD_NSPACE(ns, name);
@@ -92,17 +92,17 @@ static void reg(const char *name, int null_tmpdir)
     PMIX_INFO_LOAD(&info[0], PMIX_JOB_SIZE, &size, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[1], PMIX_NODE_MAP, regex, PMIX_REGEX);
     PMIX_INFO_LOAD(&info[2], PMIX_PROC_MAP, ppn, PMIX_REGEX);
-    /* A job-level NULL string: libpmix takes it, the store does not. */
-    PMIX_INFO_LOAD(&info[3], PMIX_TMPDIR, "x", PMIX_STRING);
+    /* A job-level PMIX_POINTER (meaningful in this process only): libpmix takes it, the store
+     * does not. */
+    static int here;
     size_t n = 3;
-    if (null_tmpdir) {
-        free(info[3].value.data.string);
-        info[3].value.data.string = NULL;
+    if (refused) {
+        PMIX_INFO_LOAD(&info[3], "test.ptr", &here, PMIX_POINTER);
         n = 4;
     }
     pmix_status_t rc = finish(PMIx_server_register_nspace(ns, 2, info, n, op_cb, NULL));
     printf("register %s %s\n", name, PMIx_Error_string(rc));
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < n; i++) {
         PMIX_INFO_DESTRUCT(&info[i]);
     }
     free(regex);
@@ -172,9 +172,9 @@ int main(int argc, char **argv)
         return 1;
     }
     reg("good", 0);
-    reg("nullstr", 1);
+    reg("refused", 1);
     print_env("good", 1);
-    print_env("nullstr", 0);
+    print_env("refused", 0);
     print_env("unknown", 0);
     /* Registered again, now with what the store refuses: the namespace leaves the store. */
     reg("good", 1);
