@@ -168,3 +168,37 @@ fn a_node_array_with_a_bad_key_is_refused() {
     ]));
     assert!(jobdata::build(Some("n0"), &bad_key).is_err());
 }
+
+/// A node's ranks as the process map lists them, not sorted: OpenPMIx's `store_map` keeps the
+/// list as given, its first rank is the leader, a rank's local rank its place in the list (a
+/// launcher that maps by core lists `0,2,1,3`).
+#[test]
+fn a_node_s_peers_leader_and_local_ranks_follow_the_process_map_s_order() {
+    let infos = vec![
+        info("pmix.nmap", Value::Regex(b"pmix[n0]\0".to_vec())),
+        info("pmix.pmap", Value::Regex(b"pmix[2,0,3,1]\0".to_vec())),
+    ];
+    let nodes = node_realm(&infos);
+    assert_eq!(nodes[&(0, "pmix.lpeers".into())], s("2,0,3,1"));
+    assert_eq!(nodes[&(0, "pmix.lldr".into())], Value::ProcRank(2));
+
+    let base = common::base_dir();
+    let (t, _) = jobdata::build(Some("n0"), &infos).unwrap();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut tx = w.begin();
+    tx.put_table("nodes", part::DATA, &t).unwrap();
+    tx.commit().unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    let view = r.table(&pin, "nodes", part::DATA).unwrap();
+    let get = |realm, key: &str| view.get(realm, key).map(|v| v.to_value());
+    assert_eq!(get(Realm::Job, "pmix.lpeers"), Some(s("2,0,3,1")));
+    assert_eq!(get(Realm::Job, "pmix.lldr"), Some(Value::ProcRank(2)));
+    for (place, rank) in [2u32, 0, 3, 1].into_iter().enumerate() {
+        assert_eq!(
+            get(Realm::Proc(rank), "pmix.lrank"),
+            Some(Value::Uint16(place as u16)),
+            "rank {rank}"
+        );
+    }
+}

@@ -1,8 +1,6 @@
 //! The keys a server answers from the node and process maps alone (docs/jobdata.md): the job
 //! realm's ([`derive()`]), each rank's proc columns ([`derive_columns`]), and the peers lists.
 
-use std::borrow::Cow;
-
 use super::input::infos_of;
 use super::scan::member;
 use super::{bad, RegInfo};
@@ -37,29 +35,31 @@ pub(super) fn derive(
     }
     // The node realm is node_realm's; the job realm describes the store's own node.
     if let Some(ranks) = local_nodeid.and_then(|n| per_node.get(n as usize)) {
-        let sorted = sorted_ranks(ranks);
-        if let Some(&leader) = sorted.first() {
+        if let Some(&leader) = ranks.first() {
             t.insert(
                 Realm::Job,
                 keys::LOCAL_SIZE,
-                &Value::Uint32(sorted.len() as u32),
+                &Value::Uint32(ranks.len() as u32),
             )?;
             t.insert(Realm::Job, keys::LOCALLDR, &Value::ProcRank(leader))?;
             t.insert(
                 Realm::Job,
                 keys::LOCAL_PEERS,
-                &Value::String(peers_list(&sorted)),
+                &Value::String(peers_list(ranks)),
             )?;
         }
     }
     Ok(())
 }
 
-/// A node's peers as PMIX_LOCAL_PEERS lists them: its ranks, in order, comma-separated.
-pub(super) fn peers_list(sorted: &[u32]) -> String {
-    let mut peers = Vec::with_capacity(sorted.len() * 8);
+/// A node's peers as PMIX_LOCAL_PEERS lists them: its ranks in the process map's order,
+/// comma-separated. The map's order is OpenPMIx's too (its `store_map` keeps the list as given:
+/// the first listed is the node's leader and a rank's local rank is its place in the list), and
+/// a launcher that maps by core lists a node's ranks out of order.
+pub(super) fn peers_list(ranks: &[u32]) -> String {
+    let mut peers = Vec::with_capacity(ranks.len() * 8);
     let mut n = Decimal::default();
-    for (i, &r) in sorted.iter().enumerate() {
+    for (i, &r) in ranks.iter().enumerate() {
         if i > 0 {
             peers.push(b',');
         }
@@ -67,17 +67,6 @@ pub(super) fn peers_list(sorted: &[u32]) -> String {
         peers.extend_from_slice(n.digits());
     }
     String::from_utf8(peers).expect("decimal digits and commas")
-}
-
-/// A node's ranks in order (the process map lists them so, as a rule).
-pub(super) fn sorted_ranks(ranks: &[u32]) -> Cow<'_, [u32]> {
-    if ranks.is_sorted() {
-        Cow::Borrowed(ranks)
-    } else {
-        let mut s = ranks.to_vec();
-        s.sort_unstable();
-        Cow::Owned(s)
-    }
 }
 
 /// The per-rank keys OpenPMIx 4.2.2 answers from the process map alone: each rank's local and
@@ -91,7 +80,7 @@ pub(super) fn derive_columns(t: &mut TableBuilder, per_node: &[Vec<u32>]) -> Res
     );
     for (i, ranks) in per_node.iter().enumerate() {
         let node = i as u32;
-        for (local, &r) in sorted_ranks(ranks).iter().enumerate() {
+        for (local, &r) in ranks.iter().enumerate() {
             // Below 65536: `derive` refused larger nodes.
             let local = local as u32;
             t.insert_column_if_absent(lrank, r, local)?;

@@ -7,7 +7,7 @@
 //! registration (docs/performance.md).
 
 use super::bad;
-use super::derive::{peers_list, sorted_ranks};
+use super::derive::peers_list;
 use super::input::{infos_of, RegInfo};
 use crate::error::Result;
 use crate::jobdata::keys::{self, meta};
@@ -137,12 +137,12 @@ pub(super) fn node_run<'a, I: RegInfo>(
         }
         // Key order (the run's), the last of equal keys kept (stable: in the order given).
         slots.sort_by(|a, b| a.0.cmp(b.0));
-        let ranks = per_node.get(node as usize).map(|r| sorted_ranks(r));
+        let ranks = per_node.get(node as usize).map(Vec::as_slice);
         for (at, &(key, source)) in slots.iter().enumerate() {
             if slots.get(at + 1).is_some_and(|next| next.0 == key) {
                 continue;
             }
-            let ranks = ranks.as_deref().unwrap_or(&[]);
+            let ranks = ranks.unwrap_or(&[]);
             let value = match source {
                 Source::Given(i) => {
                     run.push(node, key, &*i.value()?)?;
