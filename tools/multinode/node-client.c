@@ -34,59 +34,20 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
-#include <linux/magic.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <pmix.h>
 
-#include "common.h"
+#include "client-util.h"
 
 static pmix_proc_t me;
 static char host[256];
-static int out_fd = STDOUT_FILENO;
-
-/* A printf-formatted line in one write(2): the ranks' lines share mpirun's output. */
-static void line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void line(const char *fmt, ...)
-{
-    char *buf = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vasprintf(&buf, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        return;
-    }
-    char *out = realloc(buf, (size_t) n + 1);
-    if (NULL == out) {
-        free(buf);
-        return;
-    }
-    out[n++] = '\n';
-    for (ssize_t off = 0, w; off < n; off += w) {
-        w = write(out_fd, out + off, (size_t) (n - off));
-        if (w <= 0) {
-            break;
-        }
-    }
-    free(out);
-}
-
-#define K(x) {#x, x}
-struct key {
-    const char *name;
-    const char *key;
-};
 
 /* Asked with rank PMIX_RANK_WILDCARD and no realm qualifier. */
 static const struct key JOB_KEYS[] = {
@@ -116,9 +77,6 @@ static const struct key NODE_KEYS[] = {K(PMIX_LOCAL_SIZE), K(PMIX_LOCAL_PEERS), 
                                        K(PMIX_LOCALLDR),   K(PMIX_HOSTNAME),    K(PMIX_NODEID),
                                        K(PMIX_LOCAL_PROCS)};
 
-#define CARD "rshm.card"
-#define CARD_NUM "rshm.card.num"
-#define CARD_BLOB "rshm.card.blob"
 #define CARD_REMOTE "rshm.card.remote"
 #define CARD_LOCAL "rshm.card.local"
 
@@ -142,58 +100,17 @@ static char *normalize(const char *text)
     return out;
 }
 
-static uint64_t fnv1a(const char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ (unsigned char) p[i]) * 0x100000001b3ULL;
-    }
-    return h;
-}
-
-#define LONG_VALUE 512
-
 /* PMIx_Get and its line; the value is returned (caller releases) when `keep` is set. */
 static pmix_value_t *get(pmix_rank_t rank, const char *realm, const struct key *k,
                          pmix_info_t *info, size_t ninfo, bool keep)
 {
     pmix_proc_t p;
     pmix_value_t *val = NULL;
-    char *text = NULL;
-    size_t len = 0;
     PMIX_LOAD_PROCID(&p, me.nspace, rank);
     pmix_status_t rc = PMIx_Get(&p, k->key, info, ninfo, &val);
-    FILE *out = open_memstream(&text, &len);
-    if (NULL == out) {
-        return NULL;
-    }
-    if (PMIX_SUCCESS == rc && NULL != val) {
-        fprintf(out, "%s ", PMIx_Data_type_string(val->type));
-        fmt_value(out, val);
-    } else {
-        fputs("- -", out);
-    }
-    fclose(out);
-    char who[16];
-    if (PMIX_RANK_WILDCARD == rank) {
-        snprintf(who, sizeof(who), "*");
-    } else {
-        snprintf(who, sizeof(who), "%u", rank);
-    }
+    char *text = answer_text(rc, val);
     char *norm = NULL == text ? NULL : normalize(text);
-    if (NULL != norm && strlen(norm) > LONG_VALUE) {
-        size_t nlen = strlen(norm);
-        unsigned long long h = (unsigned long long) fnv1a(norm, nlen);
-        char *type_end = strchr(norm, ' ');
-        if (NULL != type_end) {
-            *type_end = '\0';
-        }
-        line("get %u %s %s %s %s %s len=%zu fnv1a=%016llx", me.rank, who, realm, k->name,
-             PMIx_Error_string(rc), norm, nlen, h);
-    } else {
-        line("get %u %s %s %s %s %s", me.rank, who, realm, k->name, PMIx_Error_string(rc),
-             NULL == norm ? "" : norm);
-    }
+    get_line(me.rank, rank, realm, k->name, rc, norm);
     free(norm);
     free(text);
     if (keep && PMIX_SUCCESS == rc) {
@@ -205,46 +122,11 @@ static pmix_value_t *get(pmix_rank_t rank, const char *realm, const struct key *
     return NULL;
 }
 
-static pmix_status_t put_str(pmix_scope_t scope, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static pmix_status_t put_str(pmix_scope_t scope, const char *key, const char *fmt, ...)
-{
-    char s[512];
-    pmix_value_t v;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s, sizeof(s), fmt, ap);
-    va_end(ap);
-    PMIX_VALUE_LOAD(&v, s, PMIX_STRING);
-    pmix_status_t rc = PMIx_Put(scope, key, &v);
-    PMIX_VALUE_DESTRUCT(&v);
-    return rc;
-}
-
 static pmix_status_t put_cards(void)
 {
-    unsigned char blob[100];
-    pmix_value_t v;
-    pmix_status_t rc;
-
-    rc = put_str(PMIX_GLOBAL, CARD, "card-of-%u@%s", me.rank, host);
-    if (PMIX_SUCCESS != rc) {
-        return rc;
-    }
-    uint64_t num = 1000003ULL * me.rank + 7;
-    PMIX_VALUE_LOAD(&v, &num, PMIX_UINT64);
-    rc = PMIx_Put(PMIX_GLOBAL, CARD_NUM, &v);
-    PMIX_VALUE_DESTRUCT(&v);
-    if (PMIX_SUCCESS != rc) {
-        return rc;
-    }
-    for (size_t i = 0; i < sizeof(blob); i++) {
-        blob[i] = (unsigned char) (i * 7 + me.rank);
-    }
-    pmix_byte_object_t bo = {.bytes = (char *) blob, .size = sizeof(blob)};
-    PMIX_VALUE_LOAD(&v, &bo, PMIX_BYTE_OBJECT);
-    rc = PMIx_Put(PMIX_GLOBAL, CARD_BLOB, &v);
-    PMIX_VALUE_DESTRUCT(&v);
+    char card[512];
+    snprintf(card, sizeof(card), "card-of-%u@%s", me.rank, host);
+    pmix_status_t rc = put_global_cards(me.rank, card);
     if (PMIX_SUCCESS != rc) {
         return rc;
     }
@@ -263,23 +145,23 @@ static void answers(uint32_t size, char **nodes, size_t nnodes, uint32_t nodeids
 
     /* PMIX_IMMEDIATE: a reserved key the job lacks is NOT_FOUND at once, not after a wait. */
     PMIX_INFO_LOAD(&imm[0], PMIX_IMMEDIATE, &t, PMIX_BOOL);
-    for (size_t i = 0; i < sizeof(JOB_KEYS) / sizeof(JOB_KEYS[0]); i++) {
+    for (size_t i = 0; i < NKEYS(JOB_KEYS); i++) {
         get(PMIX_RANK_WILDCARD, "job", &JOB_KEYS[i], imm, 1, false);
     }
     for (pmix_rank_t r = 0; r < size; r++) {
-        for (size_t i = 0; i < sizeof(PROC_KEYS) / sizeof(PROC_KEYS[0]); i++) {
+        for (size_t i = 0; i < NKEYS(PROC_KEYS); i++) {
             get(r, "proc", &PROC_KEYS[i], imm, 1, false);
         }
     }
     PMIX_INFO_LOAD(&q[0], PMIX_SESSION_INFO, &t, PMIX_BOOL);
     PMIX_INFO_LOAD(&q[1], PMIX_IMMEDIATE, &t, PMIX_BOOL);
-    for (size_t i = 0; i < sizeof(SESSION_KEYS) / sizeof(SESSION_KEYS[0]); i++) {
+    for (size_t i = 0; i < NKEYS(SESSION_KEYS); i++) {
         get(PMIX_RANK_WILDCARD, "session", &SESSION_KEYS[i], q, 2, false);
     }
     PMIX_INFO_DESTRUCT(&q[0]);
     PMIX_INFO_LOAD(&q[0], PMIX_APP_INFO, &t, PMIX_BOOL);
     PMIX_INFO_LOAD(&q[2], PMIX_APPNUM, &appnum, PMIX_UINT32);
-    for (size_t i = 0; i < sizeof(APP_KEYS) / sizeof(APP_KEYS[0]); i++) {
+    for (size_t i = 0; i < NKEYS(APP_KEYS); i++) {
         get(PMIX_RANK_WILDCARD, "app", &APP_KEYS[i], q, 3, false);
     }
     PMIX_INFO_DESTRUCT(&q[0]);
@@ -290,7 +172,7 @@ static void answers(uint32_t size, char **nodes, size_t nnodes, uint32_t nodeids
         char realm[300];
         snprintf(realm, sizeof(realm), "node@%s", nodes[n]);
         PMIX_INFO_LOAD(&q[2], PMIX_HOSTNAME, nodes[n], PMIX_STRING);
-        for (size_t i = 0; i < sizeof(NODE_KEYS) / sizeof(NODE_KEYS[0]); i++) {
+        for (size_t i = 0; i < NKEYS(NODE_KEYS); i++) {
             get(PMIX_RANK_WILDCARD, realm, &NODE_KEYS[i], q, 3, false);
         }
         PMIX_INFO_DESTRUCT(&q[2]);
@@ -299,7 +181,7 @@ static void answers(uint32_t size, char **nodes, size_t nnodes, uint32_t nodeids
         char realm[32];
         snprintf(realm, sizeof(realm), "nodeid@%u", id);
         PMIX_INFO_LOAD(&q[2], PMIX_NODEID, &id, PMIX_UINT32);
-        for (size_t i = 0; i < sizeof(NODE_KEYS) / sizeof(NODE_KEYS[0]); i++) {
+        for (size_t i = 0; i < NKEYS(NODE_KEYS); i++) {
             get(PMIX_RANK_WILDCARD, realm, &NODE_KEYS[i], q, 3, false);
         }
         PMIX_INFO_DESTRUCT(&q[2]);
@@ -337,44 +219,19 @@ static void answers(uint32_t size, char **nodes, size_t nnodes, uint32_t nodeids
     PMIX_INFO_DESTRUCT(&imm[0]);
 }
 
+/* A store's segment files are named rshm-*; other paths may hold it. */
+static bool segment_file(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return NULL != base && 0 == strncmp(base + 1, "rshm-", 5);
+}
+
 /* Every mapped file named rshm-*: its permissions and filesystem. */
 static void maps(void)
 {
-    FILE *f = fopen("/proc/self/maps", "r");
-    char buf[8192];
-    size_t nmaps = 0;
     const char *store = getenv("RSHM_STORE");
-
     line("env %u RSHM_STORE %s", me.rank, NULL == store ? "unset" : store);
-    if (NULL == f) {
-        line("map %u none cannot-read-maps -", me.rank);
-        return;
-    }
-    while (fgets(buf, sizeof(buf), f)) {
-        char perms[8], path[4096], dcopy[4096];
-        buf[strcspn(buf, "\n")] = '\0';
-        if (2 != sscanf(buf, "%*s %7s %*s %*s %*s %4095[^\n]", perms, path)) {
-            continue;
-        }
-        const char *base = strrchr(path, '/');
-        if (NULL == base || 0 != strncmp(base + 1, "rshm-", 5)) {
-            continue; /* a store's segment files are named rshm-*; other paths may hold it */
-        }
-        char *del = strstr(path, " (deleted)");
-        if (NULL != del) {
-            *del = '\0';
-        }
-        snprintf(dcopy, sizeof(dcopy), "%s", path);
-        struct statfs fs;
-        bool tmpfs = 0 == statfs(dirname(dcopy), &fs) && TMPFS_MAGIC == (unsigned long) fs.f_type;
-        line("map %u %s %s %s%s", me.rank, perms, tmpfs ? "tmpfs" : "not-tmpfs", path,
-             NULL != del ? " (deleted)" : "");
-        nmaps++;
-    }
-    fclose(f);
-    if (0 == nmaps) {
-        line("map %u none - -", me.rank);
-    }
+    map_lines(me.rank, segment_file, NULL, NULL);
 }
 
 /* DIR/hold-<rank>, then wait for DIR/release (or the orted's end, or 300 s). */
@@ -411,8 +268,7 @@ int main(int argc, char **argv)
     uint32_t nodeids = 0;
     const char *hold_dir = NULL, *out_dir = NULL;
     pmix_status_t rc;
-    pmix_value_t *val = NULL;
-    pmix_proc_t wild;
+    uint32_t size = 0;
 
     for (int i = 1; i + 1 < argc; i += 2) {
         if (0 == strcmp(argv[i], "--nodes")) {
@@ -431,8 +287,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: node-client --nodes HOST[,HOST...] --nodeids N [--out DIR] [--hold DIR]\n");
         return 2;
     }
-    gethostname(host, sizeof(host) - 1);
-    host[strcspn(host, ".")] = '\0';
+    short_hostname(host, sizeof(host));
     rc = PMIx_Init(&me, NULL, 0);
     if (PMIX_SUCCESS != rc) {
         fprintf(stderr, "node-client: PMIx_Init: %s\n", PMIx_Error_string(rc));
@@ -441,38 +296,15 @@ int main(int argc, char **argv)
     if (NULL != out_dir) {
         char path[4096];
         snprintf(path, sizeof(path), "%s/%u", out_dir, me.rank);
-        out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-        if (out_fd < 0) {
+        line_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+        if (line_fd < 0) {
             fprintf(stderr, "node-client: %s: %s\n", path, strerror(errno));
             PMIx_Finalize(NULL, 0);
             return 1;
         }
     }
-    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
-    rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
-    if (PMIX_SUCCESS != rc || NULL == val || PMIX_UINT32 != val->type) {
-        fprintf(stderr, "node-client: PMIX_JOB_SIZE: %s\n", PMIx_Error_string(rc));
-        PMIx_Finalize(NULL, 0);
-        return 1;
-    }
-    uint32_t size = val->data.uint32;
-    PMIX_VALUE_RELEASE(val);
-
-    rc = put_cards();
-    if (PMIX_SUCCESS == rc) {
-        rc = PMIx_Commit();
-    }
-    if (PMIX_SUCCESS == rc) {
-        pmix_info_t collect;
-        bool t = true;
-        PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &t, PMIX_BOOL);
-        rc = PMIx_Fence(&wild, 1, &collect, 1);
-        PMIX_INFO_DESTRUCT(&collect);
-    }
-    if (PMIX_SUCCESS != rc) {
-        fprintf(stderr, "node-client: rank %u: put/commit/fence: %s\n", me.rank,
-                PMIx_Error_string(rc));
-        PMIx_Finalize(NULL, 0);
+    if (0 != job_size("node-client", &me, &size)
+        || 0 != post_and_fence("node-client", &me, put_cards())) {
         return 1;
     }
     answers(size, nodes, nnodes, nodeids);
@@ -480,12 +312,5 @@ int main(int argc, char **argv)
     if (NULL != hold_dir) {
         hold(hold_dir);
     }
-    /* Nobody finalizes (and so unmaps) before every rank has looked at the store. */
-    rc = PMIx_Fence(&wild, 1, NULL, 0);
-    if (PMIX_SUCCESS != rc) {
-        fprintf(stderr, "node-client: rank %u: last fence: %s\n", me.rank, PMIx_Error_string(rc));
-    }
-    rc = PMIx_Finalize(NULL, 0);
-    line("done %u %s", me.rank, PMIx_Error_string(rc));
-    return PMIX_SUCCESS == rc ? 0 : 1;
+    return finish("node-client", &me);
 }

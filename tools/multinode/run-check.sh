@@ -199,19 +199,28 @@ rshm_checks() {
   hold_job "$tag" "$at"
 }
 
+# node-client run in the background as `run TAG AT SECONDS` (lines in out/TAG), paused after its
+# Gets with --hold HOLD (mpirun's exit status then in HOLD.rc); returns when every rank holds,
+# the job is gone or 60 s have passed. held_pid: the background job.
+start_held() {
+  local tag=$1 at=$2 secs=$3 hold=$4
+  mkdir -p "$hold"
+  ( run "$tag" "$at" "$secs" "$WORK/bin/node-client" "${CLIENT_ARGS[@]}" --out "$WORK/out/$tag" \
+      --hold "$hold"; echo "$rc" >"$hold.rc" ) &
+  held_pid=$!
+  for _ in $(seq 600); do
+    [ "$(find "$hold" -name 'hold-*' | wc -l)" -ge "$NP" ] && break
+    kill -0 "$held_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+}
+
 # A job paused after its Gets: each compute node's store (in that node's /dev/shm, nowhere else)
 # holds its remote peers' cards.
 hold_job() {
   local tag=$1 at=$2 n hold="$WORK/hold-$1" pid r
-  mkdir -p "$hold"
-  ( run "$tag-hold" "$at" 180 "$WORK/bin/node-client" "${CLIENT_ARGS[@]}" --out "$WORK/out/$tag-hold" \
-      --hold "$hold"; echo "$rc" >"$hold.rc" ) &
-  pid=$!
-  for _ in $(seq 600); do
-    [ "$(find "$hold" -name 'hold-*' | wc -l)" -ge "$NP" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
+  start_held "$tag-hold" "$at" 180 "$hold"
+  pid=$held_pid
   if [ "$(find "$hold" -name 'hold-*' | wc -l)" -lt "$NP" ]; then
     fail "$tag: held job did not reach its hold"
   else
@@ -248,15 +257,8 @@ hold_job() {
 killed_orted() {
   local tag=rankless-rshm-kill hold="$WORK/hold-kill" pid victim left
   configure rshm,hash
-  mkdir -p "$hold"
-  ( run "$tag" node0 120 "$WORK/bin/node-client" "${CLIENT_ARGS[@]}" --out "$WORK/out/$tag" \
-      --hold "$hold"; echo "$rc" >"$hold.rc" ) &
-  pid=$!
-  for _ in $(seq 600); do
-    [ "$(find "$hold" -name 'hold-*' | wc -l)" -ge "$NP" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
+  start_held "$tag" node0 120 "$hold"
+  pid=$held_pid
   victim=""
   for p in $(bash "$HERE/nodes.sh" pids "$WORK" node2); do
     [ "$(cat "/proc/$p/comm" 2>/dev/null)" = orted ] && victim=$p

@@ -33,63 +33,24 @@
 #endif
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <pmix.h>
 
-#include "common.h"
+#include "client-util.h"
 
 static pmix_proc_t me;
 static const char *step_id = ""; /* "<J>.<S>" from the nspace */
 
-/* Print a printf-formatted line with one write(2) (a value may be kilobytes: the node's
- * topology). */
-static void line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void line(const char *fmt, ...)
-{
-    char *buf = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vasprintf(&buf, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        return;
-    }
-    char *out = realloc(buf, (size_t) n + 1);
-    if (NULL == out) {
-        free(buf);
-        return;
-    }
-    out[n++] = '\n';
-    ssize_t off = 0;
-    while (off < n) {
-        ssize_t w = write(STDOUT_FILENO, out + off, (size_t) (n - off));
-        if (w <= 0) {
-            break;
-        }
-        off += w;
-    }
-    free(out);
-}
-
 /* ---- answers ----------------------------------------------------------------------------- */
-
-#define K(x) {#x, x}
-struct key {
-    const char *name;
-    const char *key;
-};
 
 /* Reserved keys asked with rank PMIX_RANK_WILDCARD and no qualifier (job realm). */
 static const struct key JOB_KEYS[] = {
@@ -121,10 +82,7 @@ static const struct key NODE_KEYS[] = {K(PMIX_LOCAL_SIZE), K(PMIX_LOCAL_PEERS), 
                                        K(PMIX_LOCALLDR),   K(PMIX_HOSTNAME),    K(PMIX_NODEID),
                                        K(PMIX_LOCAL_CPUSETS)};
 
-/* The cards every rank posts. */
-#define CARD "rshm.card"
-#define CARD_NUM "rshm.card.num"
-#define CARD_BLOB "rshm.card.blob"
+/* The card every rank posts besides the global ones (client-util.h). */
 #define CARD_LOCAL "rshm.card.local"
 
 /* `text` with the step id replaced by "<step>" where a value names it: the whole value
@@ -159,101 +117,32 @@ static char *normalize(const char *text)
     return out;
 }
 
-/* FNV-1a (64 bit): a long value's text (the node's topology, kilobytes) is printed as its
- * length and hash, so that every line stays one short write (lines of several tasks share
- * srun's output; a write past PIPE_BUF may interleave). */
-static uint64_t fnv1a(const char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ (unsigned char) p[i]) * 0x100000001b3ULL;
-    }
-    return h;
-}
-
-#define LONG_VALUE 512
-
 static void get(pmix_rank_t rank, const char *realm, const struct key *k, pmix_info_t *info,
                 size_t ninfo)
 {
     pmix_proc_t p;
     pmix_value_t *val = NULL;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
     PMIX_LOAD_PROCID(&p, me.nspace, rank);
     pmix_status_t rc = PMIx_Get(&p, k->key, info, ninfo, &val);
-    if (NULL == out) {
-        return;
-    }
-    if (PMIX_SUCCESS == rc && NULL != val) {
-        fprintf(out, "%s ", PMIx_Data_type_string(val->type));
-        fmt_value(out, val);
+    char *text = answer_text(rc, val);
+    if (NULL != val) {
         PMIX_VALUE_RELEASE(val);
-    } else {
-        fputs("- -", out);
-    }
-    fclose(out);
-    char who[16];
-    if (PMIX_RANK_WILDCARD == rank) {
-        snprintf(who, sizeof(who), "*");
-    } else {
-        snprintf(who, sizeof(who), "%u", rank);
     }
     char *norm = NULL == text ? NULL : normalize(text);
-    if (NULL != norm && strlen(norm) > LONG_VALUE) {
-        size_t nlen = strlen(norm);
-        unsigned long long h = (unsigned long long) fnv1a(norm, nlen);
-        char *type_end = strchr(norm, ' '); /* keep the type, digest the value */
-        if (NULL != type_end) {
-            *type_end = '\0';
-        }
-        line("get %u %s %s %s %s %s len=%zu fnv1a=%016llx", me.rank, who, realm, k->name,
-             PMIx_Error_string(rc), norm, nlen, h);
-    } else {
-        line("get %u %s %s %s %s %s", me.rank, who, realm, k->name, PMIx_Error_string(rc),
-             NULL == norm ? "" : norm);
-    }
+    get_line(me.rank, rank, realm, k->name, rc, norm);
     free(norm);
     free(text);
 }
 
 static pmix_status_t put_cards(void)
 {
-    char s[64];
-    unsigned char blob[100];
-    pmix_value_t v;
-    pmix_status_t rc;
-
-    snprintf(s, sizeof(s), "card-of-%u", me.rank);
-    PMIX_VALUE_LOAD(&v, s, PMIX_STRING);
-    rc = PMIx_Put(PMIX_GLOBAL, CARD, &v);
-    PMIX_VALUE_DESTRUCT(&v);
+    char card[64];
+    snprintf(card, sizeof(card), "card-of-%u", me.rank);
+    pmix_status_t rc = put_global_cards(me.rank, card);
     if (PMIX_SUCCESS != rc) {
         return rc;
     }
-    uint64_t num = 1000003ULL * me.rank + 7;
-    PMIX_VALUE_LOAD(&v, &num, PMIX_UINT64);
-    rc = PMIx_Put(PMIX_GLOBAL, CARD_NUM, &v);
-    PMIX_VALUE_DESTRUCT(&v);
-    if (PMIX_SUCCESS != rc) {
-        return rc;
-    }
-    for (size_t i = 0; i < sizeof(blob); i++) {
-        blob[i] = (unsigned char) (i * 7 + me.rank);
-    }
-    pmix_byte_object_t bo = {.bytes = (char *) blob, .size = sizeof(blob)};
-    PMIX_VALUE_LOAD(&v, &bo, PMIX_BYTE_OBJECT);
-    rc = PMIx_Put(PMIX_GLOBAL, CARD_BLOB, &v);
-    PMIX_VALUE_DESTRUCT(&v);
-    if (PMIX_SUCCESS != rc) {
-        return rc;
-    }
-    snprintf(s, sizeof(s), "local-card-of-%u", me.rank);
-    PMIX_VALUE_LOAD(&v, s, PMIX_STRING);
-    rc = PMIx_Put(PMIX_LOCAL, CARD_LOCAL, &v);
-    PMIX_VALUE_DESTRUCT(&v);
-    return rc;
+    return put_str(PMIX_LOCAL, CARD_LOCAL, "local-card-of-%u", me.rank);
 }
 
 static void answers(uint32_t size, const char *host)
@@ -264,30 +153,30 @@ static void answers(uint32_t size, const char *host)
 
     /* PMIX_IMMEDIATE: a reserved key the job lacks is NOT_FOUND at once, not after a wait. */
     PMIX_INFO_LOAD(&imm[0], PMIX_IMMEDIATE, &t, PMIX_BOOL);
-    for (size_t i = 0; i < sizeof(JOB_KEYS) / sizeof(JOB_KEYS[0]); i++) {
+    for (size_t i = 0; i < NKEYS(JOB_KEYS); i++) {
         get(PMIX_RANK_WILDCARD, "job", &JOB_KEYS[i], imm, 1);
     }
     for (pmix_rank_t r = 0; r < size; r++) {
-        for (size_t i = 0; i < sizeof(PROC_KEYS) / sizeof(PROC_KEYS[0]); i++) {
+        for (size_t i = 0; i < NKEYS(PROC_KEYS); i++) {
             get(r, "proc", &PROC_KEYS[i], imm, 1);
         }
     }
     PMIX_INFO_LOAD(&q[0], PMIX_SESSION_INFO, &t, PMIX_BOOL);
     PMIX_INFO_LOAD(&q[1], PMIX_IMMEDIATE, &t, PMIX_BOOL);
-    for (size_t i = 0; i < sizeof(SESSION_KEYS) / sizeof(SESSION_KEYS[0]); i++) {
+    for (size_t i = 0; i < NKEYS(SESSION_KEYS); i++) {
         get(PMIX_RANK_WILDCARD, "session", &SESSION_KEYS[i], q, 2);
     }
     PMIX_INFO_DESTRUCT(&q[0]);
     PMIX_INFO_LOAD(&q[0], PMIX_APP_INFO, &t, PMIX_BOOL);
     PMIX_INFO_LOAD(&q[2], PMIX_APPNUM, &appnum, PMIX_UINT32);
-    for (size_t i = 0; i < sizeof(APP_KEYS) / sizeof(APP_KEYS[0]); i++) {
+    for (size_t i = 0; i < NKEYS(APP_KEYS); i++) {
         get(PMIX_RANK_WILDCARD, "app", &APP_KEYS[i], q, 3);
     }
     PMIX_INFO_DESTRUCT(&q[0]);
     PMIX_INFO_DESTRUCT(&q[2]);
     PMIX_INFO_LOAD(&q[0], PMIX_NODE_INFO, &t, PMIX_BOOL);
     PMIX_INFO_LOAD(&q[2], PMIX_HOSTNAME, host, PMIX_STRING);
-    for (size_t i = 0; i < sizeof(NODE_KEYS) / sizeof(NODE_KEYS[0]); i++) {
+    for (size_t i = 0; i < NKEYS(NODE_KEYS); i++) {
         get(PMIX_RANK_WILDCARD, "node", &NODE_KEYS[i], q, 3);
     }
     PMIX_INFO_DESTRUCT(&q[0]);
@@ -298,7 +187,7 @@ static void answers(uint32_t size, const char *host)
     static const struct key CARDS[] = {{"card", CARD}, {"card.num", CARD_NUM},
                                        {"card.blob", CARD_BLOB}, {"card.local", CARD_LOCAL}};
     for (pmix_rank_t r = 0; r < size; r++) {
-        for (size_t i = 0; i < sizeof(CARDS) / sizeof(CARDS[0]); i++) {
+        for (size_t i = 0; i < NKEYS(CARDS); i++) {
             get(r, "posted", &CARDS[i], NULL, 0);
         }
     }
@@ -394,12 +283,32 @@ static bool seen(char **list, size_t n, const char *s)
     return false;
 }
 
+/* A store's files and directories (their paths contain "/rshm-"). */
+static bool store_path(const char *path)
+{
+    return NULL != strstr(path, "/rshm-");
+}
+
+struct mapped {
+    char *files[MAX_PATHS], *dirs[MAX_PATHS];
+    size_t nfiles, ndirs;
+};
+
+/* A mapped file (unless deleted) and its directory, once each. */
+static void collect(const char *path, const char *dir, bool deleted, void *arg)
+{
+    struct mapped *m = arg;
+    if (!deleted && m->nfiles < MAX_PATHS && !seen(m->files, m->nfiles, path)) {
+        m->files[m->nfiles++] = strdup(path);
+    }
+    if (m->ndirs < MAX_PATHS && !seen(m->dirs, m->ndirs, dir)) {
+        m->dirs[m->ndirs++] = strdup(dir);
+    }
+}
+
 static void store_checks(void)
 {
-    FILE *maps = fopen("/proc/self/maps", "r");
-    char buf[8192];
-    char *files[MAX_PATHS], *dirs[MAX_PATHS];
-    size_t nfiles = 0, ndirs = 0, nmaps = 0;
+    struct mapped m = {.nfiles = 0, .ndirs = 0};
     const char *store = getenv("RSHM_STORE");
 
     line("env %u RSHM_STORE %s", me.rank, NULL == store ? "unset" : store);
@@ -413,60 +322,24 @@ static void store_checks(void)
                  (unsigned) st.st_uid, rc < 0 ? strerrorname_np(errno) : "ok", store);
         }
     }
-    if (NULL == maps) {
-        line("map %u none cannot-read-maps -", me.rank);
-        return;
-    }
-    while (fgets(buf, sizeof(buf), maps)) {
-        char perms[8], path[4096];
-        buf[strcspn(buf, "\n")] = '\0';
-        /* addr perms offset dev inode path */
-        if (2 != sscanf(buf, "%*s %7s %*s %*s %*s %4095[^\n]", perms, path)) {
-            continue;
-        }
-        if (NULL == strstr(path, "/rshm-")) {
-            continue;
-        }
-        char *del = strstr(path, " (deleted)");
-        if (NULL != del) {
-            *del = '\0';
-        }
-        char dcopy[4096];
-        snprintf(dcopy, sizeof(dcopy), "%s", path);
-        const char *dir = dirname(dcopy);
-        struct statfs fs;
-        bool tmpfs = 0 == statfs(dir, &fs) && TMPFS_MAGIC == (unsigned long) fs.f_type;
-        line("map %u %s %s %s%s", me.rank, perms, tmpfs ? "tmpfs" : "not-tmpfs", path,
-             NULL != del ? " (deleted)" : "");
-        nmaps++;
-        if (NULL == del && nfiles < MAX_PATHS && !seen(files, nfiles, path)) {
-            files[nfiles++] = strdup(path);
-        }
-        if (ndirs < MAX_PATHS && !seen(dirs, ndirs, dir)) {
-            dirs[ndirs++] = strdup(dir);
-        }
-    }
-    fclose(maps);
-    if (0 == nmaps) {
-        line("map %u none - -", me.rank);
-    }
+    map_lines(me.rank, store_path, collect, &m);
     if (0 == geteuid()) {
-        if (nmaps > 0) {
+        if (m.nfiles + m.ndirs > 0) {
             line("try %u all skipped-as-root - -", me.rank);
         }
     } else {
-        for (size_t i = 0; i < nfiles; i++) {
-            try_file(files[i]);
+        for (size_t i = 0; i < m.nfiles; i++) {
+            try_file(m.files[i]);
         }
-        for (size_t i = 0; i < ndirs; i++) {
-            try_dir(dirs[i]);
+        for (size_t i = 0; i < m.ndirs; i++) {
+            try_dir(m.dirs[i]);
         }
     }
-    for (size_t i = 0; i < nfiles; i++) {
-        free(files[i]);
+    for (size_t i = 0; i < m.nfiles; i++) {
+        free(m.files[i]);
     }
-    for (size_t i = 0; i < ndirs; i++) {
-        free(dirs[i]);
+    for (size_t i = 0; i < m.ndirs; i++) {
+        free(m.dirs[i]);
     }
 }
 
@@ -474,8 +347,6 @@ int main(int argc, char **argv)
 {
     int hold = 0;
     pmix_status_t rc;
-    pmix_value_t *val = NULL;
-    pmix_proc_t wild;
     uint32_t size = 0;
     char host[256] = "";
 
@@ -493,33 +364,9 @@ int main(int argc, char **argv)
     if (0 == strncmp(me.nspace, "slurm.pmix.", 11)) {
         step_id = me.nspace + 11;
     }
-    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
-    rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
-    if (PMIX_SUCCESS != rc || NULL == val || PMIX_UINT32 != val->type) {
-        fprintf(stderr, "job-client: PMIX_JOB_SIZE: %s\n", PMIx_Error_string(rc));
-        PMIx_Finalize(NULL, 0);
-        return 1;
-    }
-    size = val->data.uint32;
-    PMIX_VALUE_RELEASE(val);
-    gethostname(host, sizeof(host) - 1);
-    host[strcspn(host, ".")] = '\0';
-
-    rc = put_cards();
-    if (PMIX_SUCCESS == rc) {
-        rc = PMIx_Commit();
-    }
-    if (PMIX_SUCCESS == rc) {
-        pmix_info_t collect;
-        bool t = true;
-        PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &t, PMIX_BOOL);
-        rc = PMIx_Fence(&wild, 1, &collect, 1);
-        PMIX_INFO_DESTRUCT(&collect);
-    }
-    if (PMIX_SUCCESS != rc) {
-        fprintf(stderr, "job-client: rank %u: put/commit/fence: %s\n", me.rank,
-                PMIx_Error_string(rc));
-        PMIx_Finalize(NULL, 0);
+    short_hostname(host, sizeof(host));
+    if (0 != job_size("job-client", &me, &size)
+        || 0 != post_and_fence("job-client", &me, put_cards())) {
         return 1;
     }
     answers(size, host);
@@ -528,12 +375,5 @@ int main(int argc, char **argv)
         line("hold %u %s", me.rank, me.nspace);
         sleep((unsigned) hold);
     }
-    /* Nobody finalizes (and so unmaps) before every rank has looked at the store. */
-    rc = PMIx_Fence(&wild, 1, NULL, 0);
-    if (PMIX_SUCCESS != rc) {
-        fprintf(stderr, "job-client: rank %u: last fence: %s\n", me.rank, PMIx_Error_string(rc));
-    }
-    rc = PMIx_Finalize(NULL, 0);
-    line("done %u %s", me.rank, PMIx_Error_string(rc));
-    return PMIX_SUCCESS == rc ? 0 : 1;
+    return finish("job-client", &me);
 }
