@@ -92,6 +92,7 @@ fn job_data_answers_with_and_without_its_cached_facts() {
     let want = JobMeta {
         session: Some(7),
         local_node: Some(1),
+        local_host_id: Some(1),
     };
     let (_dir, _w, r) = common::published("ns", &b);
     let pin = r.pin();

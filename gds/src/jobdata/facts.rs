@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 use super::keys::{default_realm, meta, DefaultRealm};
+use super::node_ids;
 use crate::layout::Realm;
 use crate::table::{KeyTag, TableView};
 
@@ -22,6 +23,9 @@ pub struct JobMeta {
     pub session: Option<u32>,
     /// `meta::LOCAL_NODEID`, when the registration names the store's node.
     pub local_node: Option<u32>,
+    /// The host's id of the store's node (`node_ids::host_id`): a rank is local when its
+    /// `PMIX_NODEID` is this, which every posted-card Get asks.
+    pub local_host_id: Option<u32>,
 }
 
 impl JobMeta {
@@ -33,9 +37,13 @@ impl JobMeta {
             let v = t.get(Realm::Meta, key)?.as_u64()?;
             u32::try_from(v).ok()
         };
+        let local_node = meta_u32(meta::LOCAL_NODEID);
         JobMeta {
             session: meta_u32(meta::SESSION_ID),
-            local_node: meta_u32(meta::LOCAL_NODEID),
+            local_node,
+            local_host_id: local_node.and_then(|n| {
+                node_ids::host_id_given_local(t, n, local_node).and_then(node_ids::as_u32)
+            }),
         }
     }
 }

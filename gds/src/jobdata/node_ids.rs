@@ -13,7 +13,7 @@ use crate::layout::{Realm, NODEID_COLUMN};
 use crate::table::TableView;
 use crate::valueref::ValueRef;
 
-fn as_u32(v: ValueRef<'_>) -> Option<u32> {
+pub(crate) fn as_u32(v: ValueRef<'_>) -> Option<u32> {
     v.as_u64().and_then(|n| u32::try_from(n).ok())
 }
 
@@ -27,6 +27,15 @@ pub(crate) fn of_rank(t: &TableView, r: u32) -> Option<ValueRef<'_>> {
 /// carries, else (the store's node holding no rank) the top-level `PMIX_NODEID`, else the
 /// node's own entry (the store's index or a node array's id).
 pub(crate) fn host_id(t: &TableView, node: u32) -> Option<ValueRef<'_>> {
+    host_id_given_local(t, node, t.job_meta().local_node)
+}
+
+/// [`host_id`] with the store's own node given (for [`super::JobMeta`], which holds it).
+pub(crate) fn host_id_given_local(
+    t: &TableView,
+    node: u32,
+    local: Option<u32>,
+) -> Option<ValueRef<'_>> {
     let leader = t
         .get(Realm::Node(node), keys::LOCALLDR)
         .and_then(as_u32)
@@ -34,7 +43,7 @@ pub(crate) fn host_id(t: &TableView, node: u32) -> Option<ValueRef<'_>> {
     if leader.is_some() {
         return leader;
     }
-    if t.job_meta().local_node == Some(node) {
+    if local == Some(node) {
         if let Some(v) = t.get(Realm::Job, keys::NODEID) {
             return Some(v);
         }

@@ -17,7 +17,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::keys::{self, default_realm, meta, DefaultRealm, NODE_SELECTABLE_JOB_KEYS};
+use super::keys::{self, default_realm, DefaultRealm, NODE_SELECTABLE_JOB_KEYS};
 use super::node_ids;
 use super::node_names;
 use super::query::{Qualifiers, TargetRank};
@@ -265,6 +265,7 @@ pub(crate) fn get_by_rules<'t>(
 /// Whether `rank` runs on the store's own node (for the scope rules of posted data), when the
 /// job data says.
 pub fn is_local(t: &TableView, rank: u32) -> Option<bool> {
-    let local = number(t, Realm::Meta, meta::LOCAL_NODEID)?;
-    Some(node_of(t, rank)? == local)
+    // The host's ids compared, not the store's nodes: one column read per posted-card Get.
+    let local = t.job_meta().local_host_id?;
+    Some(node_ids::as_u32(node_ids::of_rank(t, rank)?)? == local)
 }
