@@ -35,6 +35,8 @@ pub mod layout;
 pub mod modex;
 pub mod packed;
 pub mod protocol;
+#[cfg(not(gds_loom))]
+pub mod psets;
 pub mod sync;
 pub mod value;
 #[cfg(not(gds_loom))]
@@ -103,6 +105,8 @@ pub mod part {
     pub const POSTED: u32 = 2;
     /// The RANK_UNDEF index of the namespace's posted keys (`modex::PostedParts`).
     pub const POSTED_INDEX: u32 = 3;
+    /// The process sets (`psets`), under the store name `rshm.psets`.
+    pub const PSETS: u32 = 4;
     /// Part of rank 0's own posted table: rank `r`'s is `POSTED_RANKS + r` (`modex::rank_part`),
     /// holding what `r` committed since its values were last merged into `POSTED`.
     pub const POSTED_RANKS: u32 = 16;

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Directories under `src/` that hold the layers above the store.
-const UPPER: [&str; 2] = ["jobdata", "modex"];
+const UPPER: [&str; 3] = ["jobdata", "modex", "psets"];
 
 /// Every `.rs` file under `dir`, recursively.
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

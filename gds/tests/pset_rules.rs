@@ -1,0 +1,360 @@
+//! Process sets in the store (gds::psets, docs/psets-groups.md): one row per rule, each naming
+//! the section of the standard it checks (12.1 process sets; 17.2.19-20 define and delete;
+//! v5.0 14.1.2 the attributes), against real stores.
+
+mod common;
+
+use gds::jobdata::{self, Qualifiers, TargetRank};
+use gds::psets::{self, IndexView, Registry};
+use gds::{part, Info, Reader, Value, Writer};
+
+use common::{store, Rng};
+
+const W: u32 = u32::MAX - 1;
+
+fn publish(w: &mut Writer, reg: &Registry) {
+    let mut tx = w.begin();
+    tx.put_table(psets::NAMESPACE, part::PSETS, &reg.table().unwrap())
+        .unwrap();
+    tx.commit().unwrap();
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    match v {
+        Value::DataArray(a) => a
+            .items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => s.clone(),
+                other => panic!("not a string: {other:?}"),
+            })
+            .collect(),
+        other => panic!("not an array: {other:?}"),
+    }
+}
+
+fn procs(v: &Value) -> Vec<(String, u32)> {
+    match v {
+        Value::DataArray(a) => {
+            assert_eq!(a.elem_type, gds::value::types::PROC);
+            a.items
+                .iter()
+                .map(|i| match i {
+                    Value::Proc(p) => (p.nspace.clone(), p.rank),
+                    other => panic!("not a proc: {other:?}"),
+                })
+                .collect()
+        }
+        other => panic!("not an array: {other:?}"),
+    }
+}
+
+fn with_index<T>(r: &Reader, f: impl FnOnce(&IndexView<'_>) -> T) -> T {
+    let pin = r.pin();
+    let t = r.table(&pin, psets::NAMESPACE, part::PSETS).unwrap();
+    f(&psets::index_of(t).expect("an index"))
+}
+
+fn names_of(ix: &IndexView<'_>, ns: &str, rank: u32) -> Vec<String> {
+    psets::names_of(ix, ns, rank).map_or_else(Vec::new, |v| strings(&v))
+}
+
+fn defined() -> Registry {
+    let mut reg = Registry::new();
+    let ocean: Vec<(&str, u32)> = (0..4).map(|r| ("job", r)).collect();
+    reg.define("ocean", &ocean).unwrap();
+    reg.define("ice", &[("job", 4), ("job", 5), ("job", 6)])
+        .unwrap();
+    // Members in the host's order, across namespaces, not sorted.
+    reg.define("mixed", &[("job", 5), ("job", 1), ("other", 0), ("job", 2)])
+        .unwrap();
+    reg.define("everyone", &[("other", W)]).unwrap();
+    reg
+}
+
+/// 12.1 / v5.0 14.1.2: PMIX_PSET_NAMES is every set the process is in (a process may be in
+/// several sets), in definition order; a process in none has no value.
+#[test]
+fn pset_names_of_a_process_in_several_sets() {
+    let (_d, mut w) = store();
+    publish(&mut w, &defined());
+    let r = Reader::attach(w.path()).unwrap();
+    with_index(&r, |ix| {
+        assert_eq!(names_of(ix, "job", 1), ["ocean", "mixed"]);
+        assert_eq!(names_of(ix, "job", 5), ["ice", "mixed"]);
+        assert_eq!(names_of(ix, "job", 3), ["ocean"]);
+        assert_eq!(names_of(ix, "job", 7), Vec::<String>::new());
+        assert!(psets::names_of(ix, "job", 7).is_none());
+        assert!(psets::names_of(ix, "nobody", 0).is_none());
+        // A wildcard member (17.2.19's members are pmix_proc_t) holds every rank of its
+        // namespace.
+        assert_eq!(names_of(ix, "other", 0), ["mixed", "everyone"]);
+        assert_eq!(names_of(ix, "other", 123_456), ["everyone"]);
+    });
+}
+
+/// 17.2.19 / v5.0 14.1.2: PMIX_PSET_MEMBERS (and PMIX_QUERY_PSET_MEMBERSHIP) are the members as
+/// the host defined them, in its order.
+#[test]
+fn pset_members_in_definition_order() {
+    let (_d, mut w) = store();
+    publish(&mut w, &defined());
+    let r = Reader::attach(w.path()).unwrap();
+    with_index(&r, |ix| {
+        let i = ix.find("mixed").unwrap();
+        let want = [("job", 5), ("job", 1), ("other", 0), ("job", 2)];
+        let got = procs(&psets::members_value(ix, i));
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!((g.0.as_str(), g.1), w);
+        }
+        let q = psets::query(ix, psets::QUERY_PSET_MEMBERSHIP, Some("ice")).unwrap();
+        assert_eq!(
+            procs(&q.unwrap()).iter().map(|p| p.1).collect::<Vec<_>>(),
+            [4, 5, 6]
+        );
+        assert!(ix.find("nope").is_none());
+    });
+}
+
+/// 12.1 (PMIx_Query_info_nb gives "the number of declared process sets ... a list of their
+/// names"): PMIX_QUERY_NUM_PSETS a size_t, PMIX_QUERY_PSET_NAMES as OpenPMIx 4.2.2's
+/// pmix_common.h and its hosts give it (a comma-delimited string), PMIX_QUERY_PSET_MEMBERSHIP of
+/// an unknown set not found and without its PMIX_PSET_NAME qualifier a bad parameter.
+#[test]
+fn pset_queries() {
+    let (_d, mut w) = store();
+    publish(&mut w, &defined());
+    let r = Reader::attach(w.path()).unwrap();
+    with_index(&r, |ix| {
+        let q = |k, n| psets::query(ix, k, n);
+        assert_eq!(
+            q(psets::QUERY_NUM_PSETS, None).unwrap(),
+            Some(Value::Size(4))
+        );
+        assert_eq!(
+            q(psets::QUERY_PSET_NAMES, None).unwrap(),
+            Some(Value::String("ocean,ice,mixed,everyone".into()))
+        );
+        assert_eq!(q(psets::QUERY_PSET_MEMBERSHIP, Some("gone")).unwrap(), None);
+        assert!(q(psets::QUERY_PSET_MEMBERSHIP, None).is_err());
+        assert!(q("pmix.qry.other", None).is_err());
+    });
+    // No set left: zero sets, and no names to list.
+    let mut reg = defined();
+    for n in ["ocean", "ice", "mixed", "everyone"] {
+        assert!(reg.delete(n));
+    }
+    publish(&mut w, &reg);
+    with_index(&r, |ix| {
+        assert_eq!(
+            psets::query(ix, psets::QUERY_NUM_PSETS, None).unwrap(),
+            Some(Value::Size(0))
+        );
+        assert_eq!(
+            psets::query(ix, psets::QUERY_PSET_NAMES, None).unwrap(),
+            None
+        );
+    });
+}
+
+/// 17.2.20: deleting a set removes its name ("has no impact on the member processes") in the
+/// next generation; a reader holding the old generation keeps answering from it, unchanged,
+/// until it moves on.
+#[test]
+fn pset_deleted_while_a_reader_holds_the_old_generation() {
+    let (_d, mut w) = store();
+    let mut reg = defined();
+    publish(&mut w, &reg);
+    let r = Reader::attach(w.path()).unwrap();
+    let pin = r.pin();
+    let old = r
+        .table_arc(&pin, psets::NAMESPACE, part::PSETS)
+        .unwrap()
+        .clone();
+    drop(pin);
+    assert!(reg.delete("ice"));
+    assert!(!reg.delete("ice"), "a second delete finds nothing");
+    publish(&mut w, &reg);
+    // The held generation: still four sets, ice among them.
+    let ix = psets::index_of(&old).unwrap();
+    assert_eq!(ix.len(), 4);
+    assert_eq!(names_of(&ix, "job", 5), ["ice", "mixed"]);
+    // The current one: ice is gone, its members are untouched elsewhere.
+    with_index(&r, |ix| {
+        assert_eq!(ix.len(), 3);
+        assert!(ix.find("ice").is_none());
+        assert_eq!(names_of(ix, "job", 5), ["mixed"]);
+        assert_eq!(names_of(ix, "job", 1), ["ocean", "mixed"]);
+    });
+}
+
+/// 17.2.19: a set defined again under the same name holds the new membership (the host's
+/// latest word), listed last; a refused definition (a name no namespace could have) changes
+/// nothing.
+#[test]
+fn pset_redefined_and_refused() {
+    let mut reg = defined();
+    reg.define("ocean", &[("job", 9)]).unwrap();
+    assert!(reg.define("", &[("job", 0)]).is_err());
+    assert!(reg.define(&"x".repeat(256), &[("job", 0)]).is_err());
+    assert!(reg.define("bad", &[("", 0)]).is_err());
+    assert!(reg.define("nul\0", &[("job", 0)]).is_err());
+    assert!(!reg.contains("bad"));
+    let bytes = reg.encode().unwrap();
+    let ix = IndexView::new(&bytes).unwrap();
+    assert_eq!(psets::names(&ix), ["ice", "mixed", "everyone", "ocean"]);
+    assert_eq!(names_of(&ix, "job", 9), ["ocean"]);
+    assert_eq!(names_of(&ix, "job", 0), Vec::<String>::new());
+}
+
+/// 12.1: PMIX_PSET_NAME is the launch-time label, job-level information the host registers
+/// (per process in its proc data, or for the job's app at the top level, where OpenPMIx 4.2.2
+/// files it): the registration path stores it, and a Get answers it.
+#[test]
+fn pset_name_is_registered_job_data() {
+    let proc_data = |rank: u32, set: &str| {
+        Info::new(
+            "pmix.pdata",
+            Value::DataArray(Box::new(gds::DataArray {
+                elem_type: gds::value::types::INFO,
+                items: vec![
+                    Value::Info(Box::new(Info::new("pmix.rank", Value::ProcRank(rank)))),
+                    Value::Info(Box::new(Info::new(
+                        psets::PSET_NAME,
+                        Value::String(set.into()),
+                    ))),
+                ],
+            })),
+        )
+    };
+    let infos = vec![
+        Info::new("pmix.job.size", Value::Uint32(2)),
+        proc_data(0, "ocean"),
+        proc_data(1, "ice"),
+    ];
+    let (t, _) = jobdata::build(Some("n0"), &infos).unwrap();
+    let (_d, _w, r) = common::published("job", &t);
+    let pin = r.pin();
+    let view = r.table(&pin, "job", part::DATA).unwrap();
+    for (rank, want) in [(0, "ocean"), (1, "ice")] {
+        let v = jobdata::get(
+            view,
+            None,
+            None,
+            TargetRank::Rank(rank),
+            psets::PSET_NAME,
+            &Qualifiers::NONE,
+        )
+        .unwrap()
+        .to_value();
+        assert_eq!(v, Value::String(want.into()), "rank {rank}");
+    }
+}
+
+/// Sized for real use (issue: 10k sets over a 1M-rank job): sets that are ranges cost their
+/// runs, not their members, and a process's sets are found by searching the runs.
+#[test]
+fn ten_thousand_sets_over_a_million_ranks_stay_small() {
+    let mut reg = Registry::new();
+    let ranks: u32 = 1 << 20;
+    let per = ranks / 10_000;
+    for s in 0..10_000u32 {
+        // Each set: a block of ranks, and every set also the 16 ranks of a "node" elsewhere.
+        let mut m: Vec<(&str, u32)> = (s * per..(s + 1) * per).map(|r| ("job", r)).collect();
+        let node = (s * 7919) % (ranks / 16);
+        m.extend((node * 16..node * 16 + 16).map(|r| ("job", r)));
+        reg.define(&format!("set{s:05}"), &m).unwrap();
+    }
+    let bytes = reg.encode().unwrap();
+    assert!(bytes.len() < 1 << 20, "index of {} bytes", bytes.len());
+    let ix = IndexView::new(&bytes).unwrap();
+    assert_eq!(ix.len(), 10_000);
+    let i = ix.find("set04242").unwrap();
+    assert_eq!(ix.member_count(i), u64::from(per) + 16);
+    assert_eq!(
+        ix.member_at(i, 0).map(|m| m.rank),
+        Some(4242 * per),
+        "first member"
+    );
+    // Rank 4242*per is in set 4242, and in every set whose node block covers it.
+    let r = 4242 * per;
+    let want: Vec<usize> = (0..10_000u32)
+        .filter(|s| {
+            let node = (s * 7919) % (ranks / 16);
+            (s * per..(s + 1) * per).contains(&r) || (node * 16..node * 16 + 16).contains(&r)
+        })
+        .map(|s| s as usize)
+        .collect();
+    assert_eq!(ix.sets_of("job", r), want);
+}
+
+/// The index is read from a file anyone with write access to the store's directory could forge
+/// before it is published (format.md section 6): a truncated or corrupted index is refused or
+/// answers less, never reads out of bounds or panics.
+#[test]
+fn forged_index_never_panics() {
+    let bytes = defined().encode().unwrap();
+    for cut in 0..bytes.len() {
+        if let Ok(ix) = IndexView::new(&bytes[..cut]) {
+            let _ = ix.sets_of("job", 1);
+        }
+    }
+    let mut rng = Rng(0x5eed);
+    for _ in 0..2000 {
+        let mut b = bytes.clone();
+        for _ in 0..4 {
+            let at = rng.below(b.len());
+            b[at] = rng.next() as u8;
+        }
+        if let Ok(ix) = IndexView::new(&b) {
+            for i in 0..ix.len().min(64) {
+                let _ = ix.name(i);
+                let _ = ix.members(i).take(64).count();
+                let _ = ix.member_at(i, 3);
+            }
+            let _ = ix.find("ice");
+            let _ = ix.sets_of("job", 5);
+            let _ = ix.sets_of("other", 0);
+        }
+    }
+}
+
+/// 12.1 / v5.0 14.1.2: the run search gives exactly the sets a brute-force scan of every member
+/// finds, for random overlapping sets with repeated and special-rank members.
+#[test]
+fn pset_names_match_a_scan_of_the_members() {
+    let mut rng = Rng(0xabcdef);
+    for case in 0..40 {
+        let mut reg = Registry::new();
+        let mut sets: Vec<Vec<(&str, u32)>> = Vec::new();
+        for s in 0..1 + rng.below(30) {
+            let mut m = Vec::new();
+            for _ in 0..rng.below(6) {
+                let ns = ["a", "b"][rng.below(2)];
+                let first = rng.below(200) as u32;
+                let len = 1 + rng.below(50) as u32;
+                m.extend((first..first + len).map(|r| (ns, r)));
+            }
+            if rng.below(8) == 0 {
+                m.push(("b", W));
+            }
+            reg.define(&format!("s{s}"), &m).unwrap();
+            sets.push(m);
+        }
+        let bytes = reg.encode().unwrap();
+        let ix = IndexView::new(&bytes).unwrap();
+        for ns in ["a", "b"] {
+            for rank in 0..260 {
+                let want: Vec<usize> = (0..sets.len())
+                    .filter(|&s| {
+                        sets[s]
+                            .iter()
+                            .any(|&(n, r)| n == ns && (r == rank || r == W))
+                    })
+                    .collect();
+                assert_eq!(ix.sets_of(ns, rank), want, "case {case} {ns}:{rank}");
+            }
+        }
+    }
+}
