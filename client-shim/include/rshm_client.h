@@ -74,6 +74,22 @@ pmix_status_t rshm_client_get_into(const pmix_proc_t *proc_,
 // `val` is NULL or a `pmix_value_t` written by `rshm_client_get_into`.
 void rshm_client_value_destruct(pmix_value_t *val);
 
+// `PMIx_Query_info` of the process-set keys (`PMIX_QUERY_NUM_PSETS`, `PMIX_QUERY_PSET_NAMES`,
+// `PMIX_QUERY_PSET_MEMBERSHIP` with its `PMIX_PSET_NAME` qualifier) from the store, answered
+// as OpenPMIx 4.2.2's hosts answer them (docs/psets-groups.md): `PMIX_SUCCESS`,
+// `PMIX_QUERY_PARTIAL_SUCCESS` (keys without an answer are left out) or `PMIX_ERR_NOT_FOUND`;
+// `*results` is a calloc'd array of `*nresults` infos (release with `PMIX_INFO_FREE`), NULL
+// when there is none. `PMIX_ERR_NOT_SUPPORTED` (nothing written) when a query holds another
+// key or `PMIX_QUERY_REFRESH_CACHE`, or the server published no sets: the host's to answer.
+//
+// # Safety
+// `queries` holds `nqueries` valid `pmix_query_t` (each `keys` NULL-terminated, `qualifiers`
+// NULL or `nqual` valid infos); `results` and `nresults` valid locations.
+pmix_status_t rshm_client_query(const pmix_query_t *queries,
+                                size_t nqueries,
+                                pmix_info_t **results,
+                                size_t *nresults);
+
 // Release a value returned by `rshm_client_get` in the default mode (the same as
 // `PMIX_VALUE_RELEASE`, for callers that do not link libpmix).
 //

@@ -8,19 +8,23 @@ use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use abi::c::{
-    alloc_stored, c_str, destruct_value, free_value, info_slice, proc_ref, write_stored,
-    zeroed_value,
+    alloc_infos, alloc_stored, alloc_value, c_slice, c_str, destruct_value, free_value, info_slice,
+    proc_ref, read_infos, write_stored, write_value, zeroed_value,
 };
 use abi::get::{self, GetRequest, Mode};
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
+use abi::types::{pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, KEY_BUF};
+
+/// `PMIX_QUERY_PARTIAL_SUCCESS` (OpenPMIx 4.2.2's pmix_common.h).
+const PMIX_QUERY_PARTIAL_SUCCESS: pmix_status_t = -104;
 use abi::{ffi_or, ffi_status, ffi_void, AbiError};
 
 use std::sync::Arc;
 
-use gds::jobdata::Decision;
+use gds::jobdata::{Decision, Pass};
 use gds::{TableView, ValueRef};
 
 use crate::client::{Asked, Client, Outcome};
+use crate::sets::{self, QueryStatus, SetAnswer, SetQuery};
 
 /// The process's attached client. A plain pointer (not a lock) so that a Get costs one load;
 /// `rshm_client_detach` must not race with other calls (docs/ffi.md), like PMIx_Finalize.
@@ -254,6 +258,11 @@ pub unsafe fn rshm_client_get_with(
     if val.is_null() {
         return Err(AbiError::BadParam("NULL val".into()));
     }
+    // SAFETY: NUL-terminated key (caller contract).
+    if !key.is_null() && sets::is_get_key(unsafe { c_str(key, KEY_BUF - 1) }?) {
+        // SAFETY: forwarded caller contract.
+        return unsafe { set_get(proc_, key, req, val) };
+    }
     let give = |client: &Client, asked: Asked<'_>, v: &ValueRef<'_>, table: &Arc<TableView>| {
         match req.mode {
             Mode::Copy => {
@@ -282,6 +291,129 @@ pub unsafe fn rshm_client_get_with(
     };
     // SAFETY: valid pmix_proc_t and NUL-terminated key (caller contract).
     unsafe { with_value(proc_, key, req, give) }
+}
+
+/// A Get of a process-set key (`sets::is_get_key`): built values, so pointer mode is the host
+/// library's.
+///
+/// # Safety
+/// As [`rshm_client_get`].
+unsafe fn set_get(
+    proc_: *const pmix_proc_t,
+    key: *const c_char,
+    req: &GetRequest,
+    val: *mut *mut pmix_value_t,
+) -> Result<Outcome, AbiError> {
+    // SAFETY: valid pmix_proc_t and NUL-terminated key (caller contract).
+    let ((ns, rank), key) = unsafe { (proc_ref(proc_)?, c_str(key, KEY_BUF - 1)?) };
+    if req.directives.refresh || !req.unknown.is_empty() || req.mode == Mode::Pointer {
+        return Ok(Outcome::Pass(Pass::Directive));
+    }
+    with_client(|client| {
+        let pin = client.reader().pin();
+        match client.set_get(&pin, ns, rank, key) {
+            SetAnswer::Value(v) => {
+                match req.mode {
+                    // SAFETY: `val` is a valid location (checked non-NULL; caller contract).
+                    Mode::Copy => unsafe { *val = alloc_value(&v)? },
+                    _ => {
+                        // SAFETY: `val` is valid; in static mode `*val` is the caller's storage.
+                        let dst = unsafe { *val };
+                        if dst.is_null() {
+                            return Err(AbiError::BadParam(
+                                "PMIX_GET_STATIC_VALUES with no storage".into(),
+                            ));
+                        }
+                        // SAFETY: the caller's pmix_value_t storage, owning nothing yet (5.4).
+                        write_value(unsafe { &mut *dst }, &v)?;
+                    }
+                }
+                Ok(Outcome::Answered)
+            }
+            SetAnswer::NotFound => Ok(Outcome::NotFound),
+            SetAnswer::Pass => Ok(Outcome::Pass(Pass::Absent)),
+        }
+    })
+}
+
+/// `PMIx_Query_info` of the process-set keys (`PMIX_QUERY_NUM_PSETS`, `PMIX_QUERY_PSET_NAMES`,
+/// `PMIX_QUERY_PSET_MEMBERSHIP` with its `PMIX_PSET_NAME` qualifier) from the store, answered
+/// as OpenPMIx 4.2.2's hosts answer them (docs/psets-groups.md): `PMIX_SUCCESS`,
+/// `PMIX_QUERY_PARTIAL_SUCCESS` (keys without an answer are left out) or `PMIX_ERR_NOT_FOUND`;
+/// `*results` is a calloc'd array of `*nresults` infos (release with `PMIX_INFO_FREE`), NULL
+/// when there is none. `PMIX_ERR_NOT_SUPPORTED` (nothing written) when a query holds another
+/// key or `PMIX_QUERY_REFRESH_CACHE`, or the server published no sets: the host's to answer.
+///
+/// # Safety
+/// `queries` holds `nqueries` valid `pmix_query_t` (each `keys` NULL-terminated, `qualifiers`
+/// NULL or `nqual` valid infos); `results` and `nresults` valid locations.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_client_query(
+    queries: *const pmix_query_t,
+    nqueries: usize,
+    results: *mut *mut pmix_info_t,
+    nresults: *mut usize,
+) -> pmix_status_t {
+    let mut partial = false;
+    let st = ffi_status(|| {
+        if results.is_null() || nresults.is_null() {
+            return Err(AbiError::BadParam("NULL results".into()));
+        }
+        // SAFETY: caller contract.
+        let qs = unsafe { read_queries(queries, nqueries) }?;
+        let r = with_client(|c| {
+            c.set_query(&qs)
+                .ok_or_else(|| AbiError::NotSupported("not a process-set query".into()))?
+                .map_err(AbiError::Store)
+        })?;
+        let arr = alloc_infos(&r.infos)?;
+        // SAFETY: valid locations (checked non-NULL; caller contract).
+        unsafe {
+            *results = arr;
+            *nresults = r.infos.len();
+        }
+        partial = r.status == QueryStatus::Partial;
+        match r.status {
+            QueryStatus::NotFound => Err(AbiError::Store(gds::Error::NotFound)),
+            _ => Ok(()),
+        }
+    });
+    if partial && st == 0 {
+        PMIX_QUERY_PARTIAL_SUCCESS
+    } else {
+        st
+    }
+}
+
+/// # Safety
+/// As [`rshm_client_query`]'s `queries`.
+unsafe fn read_queries(q: *const pmix_query_t, n: usize) -> Result<Vec<SetQuery>, AbiError> {
+    // SAFETY: caller contract.
+    let qs = unsafe { c_slice(q, n) }?;
+    let mut out = Vec::with_capacity(qs.len());
+    for q in qs {
+        let mut keys = Vec::new();
+        if !q.keys.is_null() {
+            for i in 0..4096 {
+                // SAFETY: a NULL-terminated array of strings (caller contract); read up to the
+                // NULL, at most 4096 entries.
+                let k = unsafe { *q.keys.add(i) };
+                if k.is_null() {
+                    break;
+                }
+                // SAFETY: a NUL-terminated key (caller contract).
+                keys.push(unsafe { c_str(k, KEY_BUF - 1) }?.to_owned());
+            }
+        }
+        if !q.qualifiers.is_null() && q.nqual == 0 {
+            // An info array ended by PMIX_INFO_END: leave it to libpmix.
+            return Err(AbiError::NotSupported("qualifiers without a count".into()));
+        }
+        // SAFETY: `nqual` valid infos at `qualifiers` (caller contract).
+        let qualifiers = unsafe { read_infos(q.qualifiers, q.nqual) }?;
+        out.push(SetQuery { keys, qualifiers });
+    }
+    Ok(out)
 }
 
 /// Release a value returned by `rshm_client_get` in the default mode (the same as

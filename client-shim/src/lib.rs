@@ -11,6 +11,9 @@
 pub mod client;
 #[allow(unsafe_code)]
 mod exports;
+pub mod sets;
 
 pub use client::{identity_from_env, Client, Outcome};
-pub use exports::{attach, rshm_client_attach, rshm_client_get_with, with_client};
+pub use exports::{
+    attach, rshm_client_attach, rshm_client_get_with, rshm_client_query, with_client,
+};

@@ -127,6 +127,26 @@ pmix_status_t rshm_server_register_resources(struct rshm_server_t *s,
                                              const pmix_info_t *info,
                                              size_t ninfo);
 
+// `PMIx_server_define_process_set` (17.2.19): define process set `name` with `members` (in
+// their order; a `PMIX_RANK_WILDCARD` member is its whole namespace) and publish it as one
+// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`);
+// anything else is `PMIX_ERR_BAD_PARAM` and changes nothing.
+//
+// # Safety
+// `s` a handle; `name` NUL-terminated; `members` NULL (with `nmembers` 0) or `nmembers` valid
+// `pmix_proc_t`.
+pmix_status_t rshm_server_define_pset(struct rshm_server_t *s,
+                                      const char *name,
+                                      const pmix_proc_t *members,
+                                      size_t nmembers);
+
+// `PMIx_server_delete_process_set` (17.2.20): delete process set `name` and publish; an unknown
+// name is `PMIX_ERR_NOT_FOUND` (nothing published).
+//
+// # Safety
+// `s` a handle; `name` NUL-terminated.
+pmix_status_t rshm_server_delete_pset(struct rshm_server_t *s, const char *name);
+
 // Store one value a client committed (`PMIx_Put` + `PMIx_Commit`) and publish it: local peers
 // see it at once. `scope` is `PMIX_LOCAL`, `PMIX_REMOTE` or `PMIX_GLOBAL` (`PMIX_INTERNAL` and
 // reserved keys are `PMIX_ERR_BAD_PARAM`). Latest wins.

@@ -250,6 +250,58 @@ pub unsafe extern "C" fn rshm_server_register_resources(
     })
 }
 
+/// `PMIx_server_define_process_set` (17.2.19): define process set `name` with `members` (in
+/// their order; a `PMIX_RANK_WILDCARD` member is its whole namespace) and publish it as one
+/// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`);
+/// anything else is `PMIX_ERR_BAD_PARAM` and changes nothing.
+///
+/// # Safety
+/// `s` a handle; `name` NUL-terminated; `members` NULL (with `nmembers` 0) or `nmembers` valid
+/// `pmix_proc_t`.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_define_pset(
+    s: *mut rshm_server_t,
+    name: *const c_char,
+    members: *const pmix_proc_t,
+    nmembers: usize,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract.
+        let (h, name, procs) = unsafe {
+            (
+                handle(s)?,
+                c_str(name, NSPACE_BUF - 1)?,
+                c_slice(members, nmembers)?,
+            )
+        };
+        let members = procs
+            .iter()
+            // SAFETY: an element of the caller's array, valid (caller contract).
+            .map(|p| unsafe { proc_ref(p) })
+            .collect::<Result<Vec<_>, _>>()?;
+        lock(h).define_pset(name, &members)?;
+        Ok(())
+    })
+}
+
+/// `PMIx_server_delete_process_set` (17.2.20): delete process set `name` and publish; an unknown
+/// name is `PMIX_ERR_NOT_FOUND` (nothing published).
+///
+/// # Safety
+/// `s` a handle; `name` NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_delete_pset(
+    s: *mut rshm_server_t,
+    name: *const c_char,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract.
+        let (h, name) = unsafe { (handle(s)?, c_str(name, NSPACE_BUF - 1)?) };
+        lock(h).delete_pset(name)?;
+        Ok(())
+    })
+}
+
 /// Store one value a client committed (`PMIx_Put` + `PMIx_Commit`) and publish it: local peers
 /// see it at once. `scope` is `PMIX_LOCAL`, `PMIX_REMOTE` or `PMIX_GLOBAL` (`PMIX_INTERNAL` and
 /// reserved keys are `PMIX_ERR_BAD_PARAM`). Latest wins.

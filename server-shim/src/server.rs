@@ -12,6 +12,7 @@ use gds::modex::{FenceBatch, PostedParts, Scope, Staged};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
 mod pending;
+mod psets;
 
 pub use pending::{Flushed, Unpublished};
 
@@ -112,6 +113,8 @@ pub struct Server {
     pending: Vec<pending::Staged>,
     /// Posted data withdrawn for good ([`Server::withdraw_posted_for_good`]): no more is taken.
     posted_withdrawn: bool,
+    /// The process sets the host defined (`psets.rs`).
+    psets: gds::psets::Registry,
 }
 
 /// What [`Server::withdraw`] withdrew.
@@ -170,6 +173,7 @@ impl Server {
             resources: None,
             pending: Vec::new(),
             posted_withdrawn: false,
+            psets: gds::psets::Registry::new(),
         })
     }
 

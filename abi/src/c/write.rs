@@ -344,6 +344,41 @@ pub fn write_info(out: &mut pmix_info_t, info: &Info) -> Result<(), AbiError> {
     write_value(&mut out.value, &info.value)
 }
 
+/// A calloc'd array holding `infos` (a `PMIx_Query_info` result: the caller releases it with
+/// `PMIX_INFO_FREE`, which destructs each info and frees the array); NULL for none. On error
+/// nothing is left allocated.
+pub fn alloc_infos(infos: &[Info]) -> Result<*mut pmix_info_t, AbiError> {
+    if infos.is_empty() {
+        return Ok(ptr::null_mut());
+    }
+    let arr = calloc_n::<pmix_info_t>(infos.len())?;
+    for (i, info) in infos.iter().enumerate() {
+        // SAFETY: `i` is below the array's length; the element is zeroed (owns nothing).
+        if let Err(e) = write_info(unsafe { &mut *arr.add(i) }, info) {
+            for j in 0..i {
+                // SAFETY: element `j` was written by `write_info` and owns what it holds.
+                unsafe { destruct_value(&mut (*arr.add(j)).value) };
+            }
+            // SAFETY: `arr` came from calloc; the failed element was destructed by write_value.
+            unsafe { libc::free(arr.cast()) };
+            return Err(e);
+        }
+    }
+    Ok(arr)
+}
+
+/// A `malloc`ed `pmix_value_t` holding `v` (the caller releases it with `PMIX_VALUE_RELEASE`).
+pub fn alloc_value(v: &Value) -> Result<*mut pmix_value_t, AbiError> {
+    let p = calloc_n::<pmix_value_t>(1)?;
+    // SAFETY: `p` is a fresh zeroed pmix_value_t.
+    if let Err(e) = write_value(unsafe { &mut *p }, v) {
+        // SAFETY: `p` came from calloc and owns nothing after the failed write.
+        unsafe { libc::free(p.cast()) };
+        return Err(e);
+    }
+    Ok(p)
+}
+
 /// `info` as a new C info (its value's data malloc'd, as [`write_value`] does).
 pub fn c_info(info: &Info) -> Result<pmix_info_t, AbiError> {
     let mut out = pmix_info_t {

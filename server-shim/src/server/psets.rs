@@ -1,0 +1,36 @@
+//! Process sets the host defines and deletes (`PMIx_server_define_process_set` /
+//! `PMIx_server_delete_process_set`, 17.2.19-20): each change published as one generation of the
+//! set table (docs/psets-groups.md).
+
+use gds::psets::{self, Registry};
+use gds::{part, Error, Result};
+
+use super::Server;
+
+impl Server {
+    /// Define set `name` with `members` (namespace, rank) in their order, and publish. A set
+    /// defined again is replaced. A call that fails (a bad name, an unwritable table) changes
+    /// nothing: the sets stay as the last publication left them.
+    pub fn define_pset(&mut self, name: &str, members: &[(&str, u32)]) -> Result<()> {
+        let mut next = self.psets.clone();
+        next.define(name, members)?;
+        self.publish_psets(next)
+    }
+
+    /// Delete set `name` and publish; `NotFound` (nothing published) when there is none.
+    pub fn delete_pset(&mut self, name: &str) -> Result<()> {
+        let mut next = self.psets.clone();
+        if !next.delete(name) {
+            return Err(Error::NotFound);
+        }
+        self.publish_psets(next)
+    }
+
+    fn publish_psets(&mut self, next: Registry) -> Result<()> {
+        let mut tx = self.writer.begin();
+        tx.put_table(psets::NAMESPACE, part::PSETS, &next.table()?)?;
+        tx.commit()?;
+        self.psets = next;
+        Ok(())
+    }
+}
