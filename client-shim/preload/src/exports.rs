@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use abi::c::info_slice;
 use abi::get;
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, status::*};
+use abi::types::{pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, status::*};
 use abi::{ffi_or, ffi_void};
 use rshm_client::Outcome;
 
@@ -19,6 +19,16 @@ type GetFn = unsafe extern "C" fn(
     usize,
     *mut *mut pmix_value_t,
 ) -> pmix_status_t;
+
+type QueryFn = unsafe extern "C" fn(
+    *mut pmix_query_t,
+    usize,
+    *mut *mut pmix_info_t,
+    *mut usize,
+) -> pmix_status_t;
+
+/// `PMIX_QUERY_PARTIAL_SUCCESS`.
+const QUERY_PARTIAL_SUCCESS: pmix_status_t = -104;
 
 extern "C" fn write_stats() {
     ffi_void(crate::write_stats)
@@ -103,6 +113,57 @@ pub unsafe extern "C" fn PMIx_Get(
         match next_get() {
             // SAFETY: the real PMIx_Get, with the caller's own arguments.
             Some(real) => unsafe { real(proc_, key, info, ninfo, val) },
+            None => PMIX_ERR_NOT_SUPPORTED,
+        }
+    })
+}
+
+fn next_query() -> Option<QueryFn> {
+    static NEXT: OnceLock<Option<QueryFn>> = OnceLock::new();
+    *NEXT.get_or_init(|| {
+        // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name only looks the symbol up.
+        let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"PMIx_Query_info".as_ptr()) };
+        // SAFETY: libpmix's PMIx_Query_info has exactly this signature (pmix.h).
+        (!p.is_null()).then(|| unsafe { core::mem::transmute::<*mut libc::c_void, QueryFn>(p) })
+    })
+}
+
+/// `PMIx_Query_info`, interposed: a call of process-set keys only (`PMIX_QUERY_NUM_PSETS`,
+/// `PMIX_QUERY_PSET_NAMES`, `PMIX_QUERY_PSET_MEMBERSHIP`) is answered from the store once its
+/// server published sets (docs/psets-groups.md); anything else, and any answer but a success, a
+/// partial success or a NOT_FOUND, goes to libpmix.
+///
+/// # Safety
+/// PMIx_Query_info's contract (pmix.h).
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Query_info(
+    queries: *mut pmix_query_t,
+    nqueries: usize,
+    results: *mut *mut pmix_info_t,
+    nresults: *mut usize,
+) -> pmix_status_t {
+    ffi_or(PMIX_ERROR, || {
+        if attached() && !queries.is_null() && !results.is_null() && !nresults.is_null() {
+            // SAFETY: forwarded PMIx_Query_info contract.
+            let st = ffi_or(PMIX_ERR_NOT_SUPPORTED, || unsafe {
+                rshm_client::rshm_client_query(queries, nqueries, results, nresults)
+            });
+            if matches!(
+                st,
+                PMIX_SUCCESS | PMIX_ERR_NOT_FOUND | QUERY_PARTIAL_SUCCESS
+            ) {
+                if counting() {
+                    ANSWERED.fetch_add(1, Ordering::Relaxed);
+                }
+                return st;
+            }
+        }
+        if counting() {
+            PASSED.fetch_add(1, Ordering::Relaxed);
+        }
+        match next_query() {
+            // SAFETY: the real PMIx_Query_info, with the caller's own arguments.
+            Some(real) => unsafe { real(queries, nqueries, results, nresults) },
             None => PMIX_ERR_NOT_SUPPORTED,
         }
     })

@@ -9,6 +9,9 @@
 //! error, PMIX_GET_REFRESH_CACHE, a required directive it does not know) goes to libpmix.
 //! Values are allocated with malloc like libpmix's, so `PMIX_VALUE_RELEASE` frees them.
 //!
+//! `PMIx_Query_info` of the process-set keys alone is answered from the store too, once the
+//! server published sets (docs/psets-groups.md); every other query goes to libpmix.
+//!
 //! `exports` holds the interposed `PMIx_Get` and the crate's only `unsafe` (the FFI itself).
 
 #![deny(unsafe_code)]

@@ -6,7 +6,7 @@
 use core::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
-use abi::c::{c_str, fixed_str, info_slice, info_value, proc_ref, read_infos, reg_infos};
+use abi::c::{c_slice, c_str, fixed_str, info_slice, info_value, proc_ref, read_infos, reg_infos};
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, status::*, NSPACE_BUF};
 use abi::{ffi_or, ffi_void};
 use gds::Info;
@@ -25,6 +25,8 @@ type RegisterNspaceFn = unsafe extern "C" fn(
 ) -> pmix_status_t;
 type DeregisterNspaceFn = unsafe extern "C" fn(*const c_char, OpCb, *mut c_void);
 type SetupForkFn = unsafe extern "C" fn(*const pmix_proc_t, *mut *mut *mut c_char) -> pmix_status_t;
+type DefinePsetFn = unsafe extern "C" fn(*const pmix_proc_t, usize, *const c_char) -> pmix_status_t;
+type DeletePsetFn = unsafe extern "C" fn(*mut c_char) -> pmix_status_t;
 type RegisterResourcesFn =
     unsafe extern "C" fn(*mut pmix_info_t, usize, OpCb, *mut c_void) -> pmix_status_t;
 
@@ -213,6 +215,71 @@ pub unsafe extern "C" fn PMIx_server_register_resources(
         });
         // SAFETY: the real function, with the caller's own arguments.
         unsafe { real(info, ninfo, cbfunc, cbdata) }
+    })
+}
+
+/// `PMIx_server_define_process_set` (17.2.19), interposed: the store first (the real call
+/// notifies clients, which may then ask), then the real one; a set the real one refuses leaves
+/// the store again.
+///
+/// # Safety
+/// `PMIx_server_define_process_set`'s contract.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_server_define_process_set(
+    members: *const pmix_proc_t,
+    nmembers: usize,
+    pset_name: *const c_char,
+) -> pmix_status_t {
+    ffi_or(PMIX_ERROR, || {
+        let Some(real) = next!(DefinePsetFn, c"PMIx_server_define_process_set") else {
+            return PMIX_ERR_NOT_SUPPORTED;
+        };
+        let name = ffi_or(None, || {
+            // SAFETY: a NUL-terminated name and `nmembers` procs (caller contract).
+            let (name, procs) = unsafe {
+                (
+                    c_str(pset_name, NSPACE_BUF - 1).ok()?,
+                    c_slice(members, nmembers).ok()?,
+                )
+            };
+            let members = procs
+                .iter()
+                // SAFETY: an element of the caller's array.
+                .map(|p| unsafe { proc_ref(p) })
+                .collect::<Result<Vec<_>, _>>()
+                .ok()?;
+            crate::pset(name, Some(&members));
+            Some(name)
+        });
+        // SAFETY: the real function, with the caller's own arguments.
+        let rc = unsafe { real(members, nmembers, pset_name) };
+        if let Some(name) = name {
+            if rc != PMIX_SUCCESS && rc != OPERATION_SUCCEEDED {
+                ffi_void(|| crate::pset(name, None));
+            }
+        }
+        rc
+    })
+}
+
+/// `PMIx_server_delete_process_set` (17.2.20), interposed: the store first, then the real one.
+///
+/// # Safety
+/// `PMIx_server_delete_process_set`'s contract.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_server_delete_process_set(pset_name: *mut c_char) -> pmix_status_t {
+    ffi_or(PMIX_ERROR, || {
+        let Some(real) = next!(DeletePsetFn, c"PMIx_server_delete_process_set") else {
+            return PMIX_ERR_NOT_SUPPORTED;
+        };
+        ffi_void(|| {
+            // SAFETY: a NUL-terminated name (caller contract).
+            if let Ok(name) = unsafe { c_str(pset_name, NSPACE_BUF - 1) } {
+                crate::pset(name, None);
+            }
+        });
+        // SAFETY: the real function, with the caller's own arguments.
+        unsafe { real(pset_name) }
     })
 }
 

@@ -10,13 +10,17 @@
 //! | `PMIx_server_register_resources` | before it: publishes the node resources |
 //! | `PMIx_server_setup_fork` | after it succeeds, for a published namespace: adds `RSHM_STORE`, `RSHM_STORE_OWNER`, `RSHM_NSPACE`, `RSHM_RANK` to the client's environment |
 //! | `PMIx_server_deregister_nspace` | before it: removes the namespace |
+//! | `PMIx_server_define_process_set` | before it (its `PMIX_PROCESS_SET_DEFINE` event may make clients ask): publishes the set; deleted again if the real call fails |
+//! | `PMIx_server_delete_process_set` | before it: deletes the set |
 //! | `PMIx_server_finalize` | after it: removes the store (also at exit, in the process that opened it) |
 //!
 //! The real call always runs and its status is the caller's: a registration rshm cannot
 //! take (a form it does not read, a full filesystem) is only left out of the store, and the
 //! clients' preloaded `PMIx_Get` (`librshm_preload.so`) then asks libpmix, as it does for
-//! everything else libpmix alone holds (posted and fenced data, process sets). Nothing here
-//! links libpmix: the real functions are the next definitions in the process.
+//! everything else libpmix alone holds (posted and fenced data). A set the store cannot take
+//! withdraws every set from the store for good: clients then ask libpmix (its host) for all of
+//! them, never an incomplete list. Nothing here links libpmix: the real functions are the next
+//! definitions in the process.
 //!
 //! `exports` holds the interposed functions and the crate's only `unsafe` (the FFI itself).
 
@@ -40,6 +44,8 @@ struct Store {
     pid: u32,
     /// Namespaces whose job data the store holds: only their clients are told about it.
     published: HashSet<String>,
+    /// A set the store could not take: sets are left to libpmix from then on.
+    psets_off: bool,
 }
 
 static STORE: Mutex<Option<Store>> = Mutex::new(None);
@@ -80,6 +86,7 @@ pub(crate) fn open(infos: &[Info]) {
                 server,
                 pid: std::process::id(),
                 published: HashSet::new(),
+                psets_off: false,
             });
             exports::close_at_exit();
         }
@@ -127,6 +134,30 @@ pub(crate) fn register_resources(infos: &[Info]) {
     if let Some(s) = store().as_mut() {
         if let Err(e) = s.server.register_resources(infos) {
             log(|| format!("resources left to libpmix: {e}"));
+        }
+    }
+}
+
+/// Before `PMIx_server_define_process_set` (`define` true) or `_delete_process_set`.
+pub(crate) fn pset(name: &str, members: Option<&[(&str, u32)]>) {
+    let mut st = store();
+    let Some(s) = st.as_mut() else { return };
+    if s.psets_off {
+        return;
+    }
+    let res = match members {
+        Some(m) => s.server.define_pset(name, m),
+        None => match s.server.delete_pset(name) {
+            // Nothing to delete: the store already agrees.
+            Err(gds::Error::NotFound) => Ok(()),
+            other => other,
+        },
+    };
+    if let Err(e) = res {
+        log(|| format!("set {name} not taken ({e}): every set left to libpmix"));
+        s.psets_off = true;
+        if let Err(e) = s.server.withdraw_psets() {
+            log(|| format!("withdrawing the sets: {e}"));
         }
     }
 }

@@ -26,6 +26,17 @@ impl Server {
         self.publish_psets(next)
     }
 
+    /// Remove the set table (a root-only commit, which a full filesystem still allows): readers
+    /// then pass every set Get and query to their host library. For a front end whose host
+    /// holds sets the store could not take.
+    pub fn withdraw_psets(&mut self) -> Result<()> {
+        let mut tx = self.writer.begin();
+        tx.remove_table(psets::NAMESPACE, part::PSETS)?;
+        tx.commit()?;
+        self.psets = Registry::new();
+        Ok(())
+    }
+
     fn publish_psets(&mut self, next: Registry) -> Result<()> {
         let mut tx = self.writer.begin();
         tx.put_table(psets::NAMESPACE, part::PSETS, &next.table()?)?;
