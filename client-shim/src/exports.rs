@@ -14,8 +14,6 @@ use abi::c::{
 use abi::get::{self, GetRequest, Mode};
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, KEY_BUF};
 
-/// `PMIX_QUERY_PARTIAL_SUCCESS` (OpenPMIx 4.2.2's pmix_common.h).
-const PMIX_QUERY_PARTIAL_SUCCESS: pmix_status_t = -104;
 use abi::{ffi_or, ffi_status, ffi_void, AbiError};
 
 use std::sync::Arc;
@@ -24,7 +22,7 @@ use gds::jobdata::{Decision, Pass};
 use gds::{TableView, ValueRef};
 
 use crate::client::{Asked, Client, Outcome};
-use crate::sets::{self, QueryStatus, SetAnswer, SetQuery};
+use crate::sets::{self, SetAnswer, SetQuery};
 
 /// The process's attached client. A plain pointer (not a lock) so that a Get costs one load;
 /// `rshm_client_detach` must not race with other calls (docs/ffi.md), like PMIx_Finalize.
@@ -338,10 +336,11 @@ unsafe fn set_get(
 
 /// `PMIx_Query_info` of the process-set keys (`PMIX_QUERY_NUM_PSETS`, `PMIX_QUERY_PSET_NAMES`,
 /// `PMIX_QUERY_PSET_MEMBERSHIP` with its `PMIX_PSET_NAME` qualifier) from the store, answered
-/// as OpenPMIx 4.2.2's hosts answer them (docs/psets-groups.md): `PMIX_SUCCESS`,
-/// `PMIX_QUERY_PARTIAL_SUCCESS` (keys without an answer are left out) or `PMIX_ERR_NOT_FOUND`;
-/// `*results` is a calloc'd array of `*nresults` infos (release with `PMIX_INFO_FREE`), NULL
-/// when there is none. `PMIX_ERR_NOT_SUPPORTED` (nothing written) when a query holds another
+/// as OpenPMIx 4.2.2's hosts answer them (docs/psets-groups.md): `PMIX_SUCCESS` with one info
+/// per key in `*results`, a calloc'd array of `*nresults` infos (release with `PMIX_INFO_FREE`);
+/// `PMIX_ERR_NOT_FOUND` when there is no set to list or the set asked for is unknown, and
+/// `PMIX_ERR_BAD_PARAM` for a membership query without its `PMIX_PSET_NAME`: the whole call
+/// fails, nothing written. `PMIX_ERR_NOT_SUPPORTED` (nothing written) when a query holds another
 /// key or `PMIX_QUERY_REFRESH_CACHE`, or the server published no sets: the host's to answer.
 ///
 /// # Safety
@@ -354,35 +353,25 @@ pub unsafe extern "C" fn rshm_client_query(
     results: *mut *mut pmix_info_t,
     nresults: *mut usize,
 ) -> pmix_status_t {
-    let mut partial = false;
-    let st = ffi_status(|| {
+    ffi_status(|| {
         if results.is_null() || nresults.is_null() {
             return Err(AbiError::BadParam("NULL results".into()));
         }
         // SAFETY: caller contract.
         let qs = unsafe { read_queries(queries, nqueries) }?;
-        let r = with_client(|c| {
+        let infos = with_client(|c| {
             c.set_query(&qs)
                 .ok_or_else(|| AbiError::NotSupported("not a process-set query".into()))?
                 .map_err(AbiError::Store)
         })?;
-        let arr = alloc_infos(&r.infos)?;
+        let arr = alloc_infos(&infos)?;
         // SAFETY: valid locations (checked non-NULL; caller contract).
         unsafe {
             *results = arr;
-            *nresults = r.infos.len();
+            *nresults = infos.len();
         }
-        partial = r.status == QueryStatus::Partial;
-        match r.status {
-            QueryStatus::NotFound => Err(AbiError::Store(gds::Error::NotFound)),
-            _ => Ok(()),
-        }
-    });
-    if partial && st == 0 {
-        PMIX_QUERY_PARTIAL_SUCCESS
-    } else {
-        st
-    }
+        Ok(())
+    })
 }
 
 /// # Safety

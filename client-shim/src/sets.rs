@@ -36,24 +36,6 @@ pub struct SetQuery {
     pub qualifiers: Vec<Info>,
 }
 
-/// A `PMIx_Query_info` answered by the store: the status and the results, one info per answered
-/// key in the order asked.
-pub struct QueryResult {
-    pub status: QueryStatus,
-    pub infos: Vec<Info>,
-}
-
-/// How a query call ends, as OpenPMIx 4.2.2's hosts end it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueryStatus {
-    /// Every key answered.
-    Success,
-    /// Some keys answered (`PMIX_QUERY_PARTIAL_SUCCESS`).
-    Partial,
-    /// None (`PMIX_ERR_NOT_FOUND`).
-    NotFound,
-}
-
 impl Client {
     fn with_sets<T>(&self, pin: &Pin<'_>, f: impl FnOnce(&IndexView<'_>) -> T) -> Option<T> {
         let table = self
@@ -82,9 +64,10 @@ impl Client {
         }
     }
 
-    /// `PMIx_Query_info` of process-set keys. `None`: for the host library (a key of another
-    /// kind, a refresh asked for, or no set table).
-    pub fn set_query(&self, queries: &[SetQuery]) -> Option<Result<QueryResult, Error>> {
+    /// `PMIx_Query_info` of process-set keys: one info per key in the order asked, or the
+    /// error that ends the call (`gds::psets::query`). `None`: for the host library (a key of
+    /// another kind, a refresh asked for, or no set table).
+    pub fn set_query(&self, queries: &[SetQuery]) -> Option<Result<Vec<Info>, Error>> {
         let ours = queries.iter().all(|q| {
             !q.keys.is_empty()
                 && q.keys.iter().all(|k| psets::is_query_key(k))
@@ -96,25 +79,16 @@ impl Client {
         let pin = self.reader().pin();
         self.with_sets(&pin, |ix| {
             let mut infos = Vec::new();
-            let mut asked = 0;
             for q in queries {
                 let pset = q.qualifiers.iter().find_map(|i| match &i.value {
                     Value::String(s) if i.key == psets::PSET_NAME => Some(s.as_str()),
                     _ => None,
                 });
                 for k in &q.keys {
-                    asked += 1;
-                    if let Some(v) = psets::query(ix, k, pset)? {
-                        infos.push(Info::new(k, v));
-                    }
+                    infos.push(Info::new(k, psets::query(ix, k, pset)?));
                 }
             }
-            let status = match infos.len() {
-                0 => QueryStatus::NotFound,
-                n if n < asked => QueryStatus::Partial,
-                _ => QueryStatus::Success,
-            };
-            Ok(QueryResult { status, infos })
+            Ok(infos)
         })
     }
 }

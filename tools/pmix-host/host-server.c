@@ -78,6 +78,9 @@ static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pm
     (void) nprocs;
     (void) info;
     (void) ninfo;
+    if (psets_fence(data, ndata, cbfunc, cbdata)) {
+        return PMIX_SUCCESS;
+    }
     char *copy = NULL;
     if (ndata) {
         copy = malloc(ndata);
@@ -122,6 +125,7 @@ static pmix_server_module_t module = {
     .abort = abort_fn,
     .fence_nb = fence_nb,
     .direct_modex = direct_modex,
+    .query = host_query,
 };
 
 /* $name as a uid/gid, or `dflt` when unset; dies on anything but a decimal number. */

@@ -7,6 +7,7 @@
  *   host-server.c        the server module (callbacks) and PMIx_server_init
  *   host-rshm.c          the rshm server-shim, loaded with --rshm
  *   host-replay.c        --replay-registration: a registration dump read back
+ *   host-psets.c         --psets: process sets defined, deleted and queried
  */
 #ifndef PMIX_HOST_HOST_H
 #define PMIX_HOST_HOST_H
@@ -163,10 +164,27 @@ struct rshm_api {
     pmix_status_t (*dereg)(rshm_server_t *, const char *);
     pmix_status_t (*fork)(rshm_server_t *, const pmix_proc_t *, char ***);
     size_t (*last_error)(char *, size_t);
+    pmix_status_t (*define_pset)(rshm_server_t *, const char *, const pmix_proc_t *, size_t);
+    pmix_status_t (*delete_pset)(rshm_server_t *, const char *);
 };
 extern struct rshm_api rshm;
 
 void rshm_check(pmix_status_t rc, const char *what);
 void rshm_load(const char *path, const char *tmpdir, const char *hostname);
+
+/* ------------------------------------------------------------------ */
+/* host-psets.c                                                        */
+/* ------------------------------------------------------------------ */
+
+/* --psets FILE: read the sets ("@" names the job's namespace); dies on any error. */
+void psets_load(const char *path, const char *job_nspace);
+/* Define every set (rshm first when loaded, then libpmix); dies on a refusal. */
+void psets_define_all(void);
+/* The first fence while deletes are pending: true when it was taken (the deletes run on a
+ * thread, which then completes the fence with the data). */
+bool psets_fence(char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void *cbdata);
+/* The server module's query upcall: the set keys, as PRRTE answers them. */
+pmix_status_t host_query(pmix_proc_t *proct, pmix_query_t *queries, size_t nqueries,
+                         pmix_info_cbfunc_t cbfunc, void *cbdata);
 
 #endif

@@ -17,6 +17,8 @@
  *   every direct-modex request). --minimal = "register minimal".
  *   --dump-registration FILE writes the exact info array passed to
  *   PMIx_server_register_nspace (format: README.md, "Registration dump").
+ *   --psets FILE defines process sets before the clients start and deletes
+ *   some during their first fence (host-psets.c; README.md, "Process sets").
  *   --replay-registration DUMPFILE instead of --job: register exactly the
  *   infos of a dump (e.g. one the gds component recorded from a real host)
  *   and start the local node's ranks (its PMIX_LOCAL_PEERS) as clients.
@@ -96,6 +98,7 @@ static void usage(void)
     fprintf(stderr, "usage: pmix-host --job JOBFILE --client-cmd \"prog args\" [--clients N]\n"
                     "                 [--tmpdir DIR] [--minimal] [--timeout SEC] [--verbose]\n"
                     "                 [--dump-registration FILE] [--rshm LIBRSHM_SERVER.so]\n"
+                    "                 [--psets FILE]\n"
                     "       pmix-host --replay-registration DUMPFILE --client-cmd \"prog args\" [...]\n"
                     "       pmix-host [--regex NODELIST] [--ppn PPNLIST] [--tmpdir DIR]\n");
     exit(2);
@@ -181,7 +184,7 @@ static void check_clients(int *nclients, const node_t *me, const char *client_cm
 int main(int argc, char **argv)
 {
     const char *jobfile = NULL, *client_cmd = NULL, *tmpdir = NULL, *regex_in = NULL, *ppn_in = NULL;
-    const char *dump_path = NULL, *rshm_lib = NULL, *replay = NULL;
+    const char *dump_path = NULL, *rshm_lib = NULL, *replay = NULL, *psets_path = NULL;
     int nclients = -1, timeout = 60, failures = 0;
     bool minimal = false, own_tmpdir = false;
     char tmpl[] = "/tmp/pmix-host.XXXXXX";
@@ -210,6 +213,8 @@ int main(int argc, char **argv)
             tmpdir = argv[++i];
         } else if (!strcmp(a, "--timeout")) {
             timeout = atoi(argv[++i]);
+        } else if (!strcmp(a, "--psets")) {
+            psets_path = argv[++i];
         } else if (!strcmp(a, "--rshm")) {
             rshm_lib = argv[++i];
         } else if (!strcmp(a, "--replay-registration")) {
@@ -330,6 +335,10 @@ int main(int argc, char **argv)
     if (replay) {
         replay_local_ranks(me, nlocal);
         check_clients(&nclients, me, client_cmd);
+    }
+    if (psets_path) {
+        psets_load(psets_path, job.nspace);
+        psets_define_all();
     }
 
     /* register + fork the clients */

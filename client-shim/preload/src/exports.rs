@@ -27,9 +27,6 @@ type QueryFn = unsafe extern "C" fn(
     *mut usize,
 ) -> pmix_status_t;
 
-/// `PMIX_QUERY_PARTIAL_SUCCESS`.
-const QUERY_PARTIAL_SUCCESS: pmix_status_t = -104;
-
 extern "C" fn write_stats() {
     ffi_void(crate::write_stats)
 }
@@ -130,8 +127,9 @@ fn next_query() -> Option<QueryFn> {
 
 /// `PMIx_Query_info`, interposed: a call of process-set keys only (`PMIX_QUERY_NUM_PSETS`,
 /// `PMIX_QUERY_PSET_NAMES`, `PMIX_QUERY_PSET_MEMBERSHIP`) is answered from the store once its
-/// server published sets (docs/psets-groups.md); anything else, and any answer but a success, a
-/// partial success or a NOT_FOUND, goes to libpmix.
+/// server published sets (docs/psets-groups.md), as its host answers them (a success, a
+/// NOT_FOUND, a BAD_PARAM for a membership query without its set); anything else goes to
+/// libpmix.
 ///
 /// # Safety
 /// PMIx_Query_info's contract (pmix.h).
@@ -148,10 +146,7 @@ pub unsafe extern "C" fn PMIx_Query_info(
             let st = ffi_or(PMIX_ERR_NOT_SUPPORTED, || unsafe {
                 rshm_client::rshm_client_query(queries, nqueries, results, nresults)
             });
-            if matches!(
-                st,
-                PMIX_SUCCESS | PMIX_ERR_NOT_FOUND | QUERY_PARTIAL_SUCCESS
-            ) {
+            if matches!(st, PMIX_SUCCESS | PMIX_ERR_NOT_FOUND | PMIX_ERR_BAD_PARAM) {
                 if counting() {
                     ANSWERED.fetch_add(1, Ordering::Relaxed);
                 }

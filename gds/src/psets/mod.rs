@@ -190,19 +190,23 @@ pub fn names_of(ix: &IndexView<'_>, ns: &str, rank: u32) -> Option<Value> {
 }
 
 /// What a `PMIx_Query_info` key of process sets answers (12.1, 14.1.2 of v5.0), as OpenPMIx
-/// 4.2.2's hosts answer it (docs/psets-groups.md "Queries"): `None` is `PMIX_ERR_NOT_FOUND`.
-/// `pset` is the `PMIX_PSET_NAME` qualifier of a membership query.
-pub fn query(ix: &IndexView<'_>, key: &str, pset: Option<&str>) -> Result<Option<Value>> {
+/// 4.2.2's hosts (PRRTE) answer it (docs/psets-groups.md "Queries"). `pset` is the
+/// `PMIX_PSET_NAME` qualifier of a membership query. `NotFound` (no set to list, an unknown
+/// set) and `InvalidArgument` (a membership query without its set) end the whole call.
+pub fn query(ix: &IndexView<'_>, key: &str, pset: Option<&str>) -> Result<Value> {
     match key {
-        QUERY_NUM_PSETS => Ok(Some(Value::Size(ix.len() as u64))),
+        QUERY_NUM_PSETS => Ok(Value::Size(ix.len() as u64)),
         // OpenPMIx 4.2.2's pmix_common.h: "a comma-delimited list of the names", a string
-        // (the standard: an array of strings); no set, no answer.
-        QUERY_PSET_NAMES => Ok((!ix.is_empty()).then(|| Value::String(names(ix).join(",")))),
+        // (the standard: an array of strings).
+        QUERY_PSET_NAMES if ix.is_empty() => Err(Error::NotFound),
+        QUERY_PSET_NAMES => Ok(Value::String(names(ix).join(","))),
         QUERY_PSET_MEMBERSHIP => {
             let name = pset.ok_or_else(|| {
                 Error::InvalidArgument("PMIX_QUERY_PSET_MEMBERSHIP needs PMIX_PSET_NAME".into())
             })?;
-            Ok(ix.find(name).map(|i| members_value(ix, i)))
+            ix.find(name)
+                .map(|i| members_value(ix, i))
+                .ok_or(Error::NotFound)
         }
         _ => Err(Error::InvalidArgument(format!(
             "not a process-set query: {key}"

@@ -219,7 +219,9 @@ pub unsafe extern "C" fn PMIx_server_register_resources(
 }
 
 /// `PMIx_server_define_process_set` (17.2.19), interposed: the store first (the real call
-/// notifies clients, which may then ask), then the real one; a set the real one refuses leaves
+/// notifies clients, which may then ask), then the real one. OpenPMIx 4.2.2 returns a status it
+/// never sets (its caddy's lock status) and records the set whatever it returns, unless the
+/// library is not initialized (`PMIX_ERR_INIT`, returned first): only then does the set leave
 /// the store again.
 ///
 /// # Safety
@@ -254,7 +256,7 @@ pub unsafe extern "C" fn PMIx_server_define_process_set(
         // SAFETY: the real function, with the caller's own arguments.
         let rc = unsafe { real(members, nmembers, pset_name) };
         if let Some(name) = name {
-            if rc != PMIX_SUCCESS && rc != OPERATION_SUCCEEDED {
+            if rc == PMIX_ERR_INIT {
                 ffi_void(|| crate::pset(name, None));
             }
         }
