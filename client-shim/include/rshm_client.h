@@ -76,10 +76,11 @@ void rshm_client_value_destruct(pmix_value_t *val);
 
 // `PMIx_Query_info` of the process-set keys (`PMIX_QUERY_NUM_PSETS`, `PMIX_QUERY_PSET_NAMES`,
 // `PMIX_QUERY_PSET_MEMBERSHIP` with its `PMIX_PSET_NAME` qualifier) from the store, answered
-// as OpenPMIx 4.2.2's hosts answer them (docs/psets-groups.md): `PMIX_SUCCESS`,
-// `PMIX_QUERY_PARTIAL_SUCCESS` (keys without an answer are left out) or `PMIX_ERR_NOT_FOUND`;
-// `*results` is a calloc'd array of `*nresults` infos (release with `PMIX_INFO_FREE`), NULL
-// when there is none. `PMIX_ERR_NOT_SUPPORTED` (nothing written) when a query holds another
+// as OpenPMIx 4.2.2's hosts answer them (docs/psets-groups.md): `PMIX_SUCCESS` with one info
+// per key in `*results`, a calloc'd array of `*nresults` infos (release with `PMIX_INFO_FREE`);
+// `PMIX_ERR_NOT_FOUND` when there is no set to list or the set asked for is unknown, and
+// `PMIX_ERR_BAD_PARAM` for a membership query without its `PMIX_PSET_NAME`: the whole call
+// fails, nothing written. `PMIX_ERR_NOT_SUPPORTED` (nothing written) when a query holds another
 // key or `PMIX_QUERY_REFRESH_CACHE`, or the server published no sets: the host's to answer.
 //
 // # Safety
