@@ -22,7 +22,7 @@ use gds::jobdata::{Decision, Pass};
 use gds::{TableView, ValueRef};
 
 use crate::client::{Asked, Client, Outcome};
-use crate::sets::{self, SetAnswer, SetQuery};
+use crate::sets::{self, GroupHit, SetAnswer, SetQuery};
 
 /// The process's attached client. A plain pointer (not a lock) so that a Get costs one load;
 /// `rshm_client_detach` must not race with other calls (docs/ffi.md), like PMIx_Finalize.
@@ -235,7 +235,22 @@ unsafe fn with_value(
                 f(client, (ns, rank, key), &v, table).map(|()| Outcome::Answered)
             }
             Decision::NotFound => Ok(Outcome::NotFound),
-            Decision::Pass(p) => Ok(Outcome::Pass(p)),
+            // Not a namespace the store answers for: perhaps a group (12.2).
+            Decision::Pass(p) => match client.group_get(&pin, ns, rank, key) {
+                GroupHit::None => Ok(Outcome::Pass(p)),
+                GroupHit::NotFound => Ok(Outcome::NotFound),
+                GroupHit::Value(v, table) => {
+                    f(client, (ns, rank, key), &v, table).map(|()| Outcome::Answered)
+                }
+                // The member's native identifier, asked as the caller would ask it.
+                GroupHit::Member(mns, mrank) => match client.decide(&pin, mns, mrank, key, req) {
+                    Decision::Answer(v, table) => {
+                        f(client, (ns, rank, key), &v, table).map(|()| Outcome::Answered)
+                    }
+                    Decision::NotFound => Ok(Outcome::NotFound),
+                    Decision::Pass(p) => Ok(Outcome::Pass(p)),
+                },
+            },
         }
     })
 }

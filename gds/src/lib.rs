@@ -107,6 +107,9 @@ pub mod part {
     pub const POSTED_INDEX: u32 = 3;
     /// The process sets (`psets`), under the store name `rshm.psets`.
     pub const PSETS: u32 = 4;
+    /// The process groups (`psets::groups`): the group index under the store name
+    /// `rshm.groups`, and each group's own table under its group id.
+    pub const GROUPS: u32 = 5;
     /// Part of rank 0's own posted table: rank `r`'s is `POSTED_RANKS + r` (`modex::rank_part`),
     /// holding what `r` committed since its values were last merged into `POSTED`.
     pub const POSTED_RANKS: u32 = 16;

@@ -147,6 +147,55 @@ pmix_status_t rshm_server_define_pset(struct rshm_server_t *s,
 // `s` a handle; `name` NUL-terminated.
 pmix_status_t rshm_server_delete_pset(struct rshm_server_t *s, const char *name);
 
+// The result of `PMIx_Group_construct` (12.2.1) for group `grp`, published as one generation:
+// `members` in group-rank order (the first is group rank 0), `context_id` (NULL: none
+// assigned), the group's `info` (answered to `{grp, PMIX_RANK_WILDCARD}`), and `endpoints`:
+// NULL (with `nendpoints` 0) or one byte object per member in the same order (an empty one:
+// none), each answered as `PMIX_GROUP_ENDPT_DATA` of `{grp, group rank}`. A Get addressed to
+// `{grp, rank}` of any other key reads the member's own `{nspace, rank}` (12.2). A group
+// constructed again is replaced; a refused call changes nothing.
+//
+// # Safety
+// `s` a handle; `grp` NUL-terminated; `members` `nmembers` valid `pmix_proc_t`; `context_id`
+// NULL or valid; `info` NULL or `ninfo` valid infos; `endpoints` NULL or `nendpoints` valid
+// byte objects.
+pmix_status_t rshm_server_group_construct(struct rshm_server_t *s,
+                                          const char *grp,
+                                          const pmix_proc_t *members,
+                                          size_t nmembers,
+                                          const size_t *context_id,
+                                          const pmix_info_t *info,
+                                          size_t ninfo,
+                                          const pmix_byte_object_t *endpoints,
+                                          size_t nendpoints);
+
+// `PMIx_Group_destruct` (12.2.3): the group leaves the store in one generation;
+// `PMIX_ERR_NOT_FOUND` for an unknown group.
+//
+// # Safety
+// `s` a handle; `grp` NUL-terminated.
+pmix_status_t rshm_server_group_destruct(struct rshm_server_t *s, const char *grp);
+
+// `PMIx_Group_join` accepted (12.2.7): `member` becomes the group's next rank, with its
+// endpoint data (NULL: none). One generation.
+//
+// # Safety
+// `s` a handle; `grp` NUL-terminated; `member` a valid proc; `endpoint` NULL or valid.
+pmix_status_t rshm_server_group_join(struct rshm_server_t *s,
+                                     const char *grp,
+                                     const pmix_proc_t *member,
+                                     const pmix_byte_object_t *endpoint);
+
+// `PMIx_Group_leave` (12.2.9): `member` leaves; the members after it move down one group rank
+// (the last one leaving destructs the group). One generation; `PMIX_ERR_NOT_FOUND` for an
+// unknown group or member.
+//
+// # Safety
+// `s` a handle; `grp` NUL-terminated; `member` a valid proc.
+pmix_status_t rshm_server_group_leave(struct rshm_server_t *s,
+                                      const char *grp,
+                                      const pmix_proc_t *member);
+
 // Store one value a client committed (`PMIx_Put` + `PMIx_Commit`) and publish it: local peers
 // see it at once. `scope` is `PMIX_LOCAL`, `PMIX_REMOTE` or `PMIX_GLOBAL` (`PMIX_INTERNAL` and
 // reserved keys are `PMIX_ERR_BAD_PARAM`). Latest wins.

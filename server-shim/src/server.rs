@@ -11,6 +11,7 @@ use gds::jobdata::{self, keys, Resources};
 use gds::modex::{FenceBatch, PostedParts, Scope, Staged};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
+mod groups;
 mod pending;
 mod psets;
 
@@ -115,6 +116,8 @@ pub struct Server {
     posted_withdrawn: bool,
     /// The process sets the host defined (`psets.rs`).
     psets: gds::psets::Registry,
+    /// The process groups constructed (`groups.rs`).
+    groups: gds::psets::groups::Groups,
 }
 
 /// What [`Server::withdraw`] withdrew.
@@ -174,6 +177,7 @@ impl Server {
             pending: Vec::new(),
             posted_withdrawn: false,
             psets: gds::psets::Registry::new(),
+            groups: gds::psets::groups::Groups::new(),
         })
     }
 

@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod groups;
 pub mod index;
 
 use std::collections::HashMap;
@@ -54,7 +55,7 @@ pub struct Registry {
     sets: Vec<(String, Vec<Run>)>,
 }
 
-fn check_name(name: &str, what: &str) -> Result<()> {
+pub(crate) fn check_name(name: &str, what: &str) -> Result<()> {
     if name.is_empty() || name.len() > MAX_NAME_LEN || name.as_bytes().contains(&0) {
         return Err(Error::InvalidArgument(format!(
             "bad {what} {name:?} (1..={MAX_NAME_LEN} bytes, no NUL)"
