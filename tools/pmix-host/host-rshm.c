@@ -46,6 +46,8 @@ void rshm_load(const char *path, const char *tmpdir, const char *hostname)
     p = rshm_sym(lib, "rshm_server_last_error");     memcpy(&rshm.last_error, &p, sizeof(p));
     p = rshm_sym(lib, "rshm_server_define_pset");    memcpy(&rshm.define_pset, &p, sizeof(p));
     p = rshm_sym(lib, "rshm_server_delete_pset");    memcpy(&rshm.delete_pset, &p, sizeof(p));
+    p = rshm_sym(lib, "rshm_server_group_construct"); memcpy(&rshm.group_construct, &p, sizeof(p));
+    p = rshm_sym(lib, "rshm_server_group_destruct"); memcpy(&rshm.group_destruct, &p, sizeof(p));
     pmix_info_t info[2];
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_HOSTNAME, hostname, PMIX_STRING);

@@ -126,6 +126,7 @@ static pmix_server_module_t module = {
     .fence_nb = fence_nb,
     .direct_modex = direct_modex,
     .query = host_query,
+    .group = host_group,
 };
 
 /* $name as a uid/gid, or `dflt` when unset; dies on anything but a decimal number. */

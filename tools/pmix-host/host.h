@@ -8,6 +8,7 @@
  *   host-rshm.c          the rshm server-shim, loaded with --rshm
  *   host-replay.c        --replay-registration: a registration dump read back
  *   host-psets.c         --psets: process sets defined, deleted and queried
+ *   host-groups.c        the group upcall (construct / destruct)
  */
 #ifndef PMIX_HOST_HOST_H
 #define PMIX_HOST_HOST_H
@@ -166,6 +167,10 @@ struct rshm_api {
     size_t (*last_error)(char *, size_t);
     pmix_status_t (*define_pset)(rshm_server_t *, const char *, const pmix_proc_t *, size_t);
     pmix_status_t (*delete_pset)(rshm_server_t *, const char *);
+    pmix_status_t (*group_construct)(rshm_server_t *, const char *, const pmix_proc_t *, size_t,
+                                     const size_t *, const pmix_info_t *, size_t,
+                                     const pmix_byte_object_t *, size_t);
+    pmix_status_t (*group_destruct)(rshm_server_t *, const char *);
 };
 extern struct rshm_api rshm;
 
@@ -185,6 +190,15 @@ void psets_define_all(void);
 bool psets_fence(char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void *cbdata);
 /* The server module's query upcall: the set keys, as PRRTE answers them. */
 pmix_status_t host_query(pmix_proc_t *proct, pmix_query_t *queries, size_t nqueries,
+                         pmix_info_cbfunc_t cbfunc, void *cbdata);
+
+/* ------------------------------------------------------------------ */
+/* host-groups.c                                                       */
+/* ------------------------------------------------------------------ */
+
+/* The server module's group upcall: completes at once (one node), context ids 1, 2, ... */
+pmix_status_t host_group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
+                         size_t nprocs, const pmix_info_t directives[], size_t ndirs,
                          pmix_info_cbfunc_t cbfunc, void *cbdata);
 
 #endif

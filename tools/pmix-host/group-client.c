@@ -1,0 +1,119 @@
+/*
+ * group-client - a PMIx client that constructs a group of every local rank (listed in reverse
+ * rank order, context id requested), asks what the group answers, destructs it and asks again
+ * (pmix-host's group upcall; README.md, "Process groups").
+ *
+ *   group-client NLOCAL
+ *
+ * NLOCAL: the local ranks 0..NLOCAL-1 (all of them call). One line per answer on stdout:
+ *   group <rank> <what> <STATUS> [<key>=<type>:<value> ...]
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pmix.h>
+
+#include "common.h"
+
+static pmix_proc_t me;
+
+static void emit(const char *what, pmix_status_t rc, const char *key, const pmix_value_t *v)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fprintf(f, "group %u %s %s", me.rank, what, PMIx_Error_string(rc));
+    if (v) {
+        fprintf(f, " %s=%s:", key, PMIx_Data_type_string(v->type));
+        fmt_value(f, v);
+    }
+    fputc('\n', f);
+    fclose(f);
+    if (write(1, buf, len) < 0) {
+        perror("write");
+    }
+    free(buf);
+}
+
+/* A Get that does not wait for a namespace the server does not know (a group id). */
+static void get(const char *what, const char *ns, pmix_rank_t rank, const char *key)
+{
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    pmix_info_t info;
+    int timeout = 1;
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_LOAD_PROCID(&p, ns, rank);
+    pmix_status_t rc = PMIx_Get(&p, key, &info, 1, &v);
+    /* a host-side wait may end either way: as the other tests, both are "no value" */
+    if (PMIX_ERR_TIMEOUT == rc) {
+        rc = PMIX_ERR_NOT_FOUND;
+    }
+    emit(what, rc, key, PMIX_SUCCESS == rc ? v : NULL);
+    if (v) {
+        PMIX_VALUE_RELEASE(v);
+    }
+    PMIX_INFO_DESTRUCT(&info);
+}
+
+static void ask(const char *phase, pmix_proc_t *procs, int n)
+{
+    char what[256];
+    for (int r = 0; r < n; r++) {
+        /* group rank r, and the native identifier the construct listed at position r */
+        snprintf(what, sizeof(what), "%s:grank(%d)", phase, r);
+        get(what, "grpA", (pmix_rank_t) r, PMIX_LOCAL_RANK);
+        snprintf(what, sizeof(what), "%s:native(%d)", phase, r);
+        get(what, procs[r].nspace, procs[r].rank, PMIX_LOCAL_RANK);
+    }
+    snprintf(what, sizeof(what), "%s:names(self)", phase);
+    get(what, me.nspace, me.rank, PMIX_GROUP_NAMES);
+    snprintf(what, sizeof(what), "%s:ctxid(grpA)", phase);
+    get(what, "grpA", PMIX_RANK_WILDCARD, PMIX_GROUP_CONTEXT_ID);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: group-client NLOCAL\n");
+        return 2;
+    }
+    int n = atoi(argv[1]);
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (PMIX_SUCCESS != rc) {
+        fprintf(stderr, "group-client: PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    pmix_proc_t *procs = calloc((size_t) n, sizeof(*procs));
+    for (int i = 0; i < n; i++) {
+        PMIX_LOAD_PROCID(&procs[i], me.nspace, (pmix_rank_t) (n - 1 - i));
+    }
+    pmix_info_t dir;
+    bool yes = true;
+    PMIX_INFO_LOAD(&dir, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    rc = PMIx_Group_construct("grpA", procs, (size_t) n, &dir, 1, &results, &nresults);
+    emit("construct", rc, NULL, NULL);
+    for (size_t i = 0; i < nresults; i++) {
+        emit("construct-result", rc, results[i].key, &results[i].value);
+    }
+    if (results) {
+        PMIX_INFO_FREE(results, nresults);
+    }
+    if (PMIX_SUCCESS != rc) {
+        return 1;
+    }
+    ask("built", procs, n);
+    rc = PMIx_Group_destruct("grpA", NULL, 0);
+    emit("destruct", rc, NULL, NULL);
+    ask("gone", procs, 1);
+    PMIx_Finalize(NULL, 0);
+    free(procs);
+    return 0;
+}
