@@ -3,10 +3,14 @@
  * rank order, context id requested), asks what the group answers, destructs it and asks again
  * (pmix-host's group upcall; README.md, "Process groups").
  *
- *   group-client NLOCAL
+ *   group-client NLOCAL [--bench CALLS]
  *
  * NLOCAL: the local ranks 0..NLOCAL-1 (all of them call). One line per answer on stdout:
  *   group <rank> <what> <STATUS> [<key>=<type>:<value> ...]
+ * --bench: instead of the questions, CALLS timed Gets each (after CALLS/10 + 1 untimed) of
+ * {group, 1} PMIX_LOCAL_RANK, PMIX_GROUP_NAMES of the caller and {group, WILDCARD}
+ * PMIX_GROUP_CONTEXT_ID, without directives:
+ *   bench <rank> <what> <STATUS> ns_per_call=<n>
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -14,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pmix.h>
@@ -77,10 +82,43 @@ static void ask(const char *phase, pmix_proc_t *procs, int n)
     get(what, "grpA", PMIX_RANK_WILDCARD, PMIX_GROUP_CONTEXT_ID);
 }
 
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long) t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void timed(const char *what, long calls, const char *ns, pmix_rank_t rank, const char *key)
+{
+    pmix_proc_t p;
+    pmix_status_t rc = PMIX_SUCCESS;
+    PMIX_LOAD_PROCID(&p, ns, rank);
+    for (long i = 0; i < calls + calls / 10 + 1; i++) {
+        static long long t0;
+        if (i == calls / 10 + 1) {
+            t0 = now_ns();
+        }
+        pmix_value_t *v = NULL;
+        rc = PMIx_Get(&p, key, NULL, 0, &v);
+        if (v) {
+            PMIX_VALUE_RELEASE(v);
+        }
+        if (i == calls + calls / 10) {
+            printf("bench %u %s %s ns_per_call=%lld\n", me.rank, what, PMIx_Error_string(rc),
+                   calls ? (now_ns() - t0) / calls : 0);
+            fflush(stdout);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: group-client NLOCAL\n");
+    long calls = 0;
+    if (argc == 4 && !strcmp(argv[2], "--bench")) {
+        calls = atol(argv[3]);
+    } else if (argc != 2) {
+        fprintf(stderr, "usage: group-client NLOCAL [--bench CALLS]\n");
         return 2;
     }
     int n = atoi(argv[1]);
@@ -108,6 +146,15 @@ int main(int argc, char **argv)
     }
     if (PMIX_SUCCESS != rc) {
         return 1;
+    }
+    if (calls > 0) {
+        timed("get-grank", calls, "grpA", 1, PMIX_LOCAL_RANK);
+        timed("get-group-names", calls, me.nspace, me.rank, PMIX_GROUP_NAMES);
+        timed("get-ctxid", calls, "grpA", PMIX_RANK_WILDCARD, PMIX_GROUP_CONTEXT_ID);
+        PMIx_Group_destruct("grpA", NULL, 0);
+        PMIx_Finalize(NULL, 0);
+        free(procs);
+        return 0;
     }
     ask("built", procs, n);
     rc = PMIx_Group_destruct("grpA", NULL, 0);

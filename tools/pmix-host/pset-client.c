@@ -3,11 +3,16 @@
  * host deletes sets during the first fence (pmix-host --psets; README.md, "Process sets").
  *
  *   pset-client SETS NRANKS
+ *   pset-client --bench CALLS SET RANK
  *
  * SETS: the set names to ask about, comma-separated; NRANKS: the job's ranks whose
  * PMIX_PSET_NAMES it asks. One line per answer on stdout, each written at once:
  *   pset <rank> <phase> <what> <STATUS> [<key>=<type>:<value> ...]
  * phase 1 before the fence, 2 after. Exit status 0 unless PMIx_Init or the fence fails.
+ * --bench: CALLS timed calls each (after CALLS/10 + 1 untimed) of PMIx_Query_info of
+ * PMIX_QUERY_NUM_PSETS + PMIX_QUERY_PSET_NAMES, of PMIX_QUERY_PSET_MEMBERSHIP of SET, and of
+ * PMIx_Get of PMIX_PSET_NAMES of RANK; one line each:
+ *   bench <rank> <what> <STATUS> ns_per_call=<n>
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pmix.h>
@@ -122,8 +128,87 @@ static void phase(int ph, char **sets, int nsets, int nranks)
     get(ph, "get-name(self)", me.nspace, me.rank, PMIX_PSET_NAME);
 }
 
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long) t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* One timed loop of `calls` calls of `one` (which returns its status). */
+static void timed(const char *what, long calls, pmix_status_t (*one)(void *), void *arg)
+{
+    pmix_status_t rc = PMIX_SUCCESS;
+    for (long i = 0; i < calls / 10 + 1; i++) {
+        rc = one(arg);
+    }
+    long long t0 = now_ns();
+    for (long i = 0; i < calls; i++) {
+        rc = one(arg);
+    }
+    long long t1 = now_ns();
+    printf("bench %u %s %s ns_per_call=%lld\n", me.rank, what, PMIx_Error_string(rc),
+           calls ? (t1 - t0) / calls : 0);
+    fflush(stdout);
+}
+
+static pmix_status_t one_query(void *arg)
+{
+    pmix_query_t *q = arg;
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    pmix_status_t rc = PMIx_Query_info(q, 1, &res, &nres);
+    if (res) {
+        PMIX_INFO_FREE(res, nres);
+    }
+    return rc;
+}
+
+static pmix_status_t one_get(void *arg)
+{
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = PMIx_Get(arg, PMIX_PSET_NAMES, NULL, 0, &v);
+    if (v) {
+        PMIX_VALUE_RELEASE(v);
+    }
+    return rc;
+}
+
+static int bench(long calls, const char *set, pmix_rank_t rank)
+{
+    pmix_query_t q;
+    PMIX_QUERY_CONSTRUCT(&q);
+    q.keys = calloc(3, sizeof(char *));
+    q.keys[0] = strdup(PMIX_QUERY_NUM_PSETS);
+    q.keys[1] = strdup(PMIX_QUERY_PSET_NAMES);
+    timed("query-num+names", calls, one_query, &q);
+    PMIX_QUERY_DESTRUCT(&q);
+    PMIX_QUERY_CONSTRUCT(&q);
+    q.keys = calloc(2, sizeof(char *));
+    q.keys[0] = strdup(PMIX_QUERY_PSET_MEMBERSHIP);
+    PMIX_INFO_CREATE(q.qualifiers, 1);
+    PMIX_INFO_LOAD(&q.qualifiers[0], PMIX_PSET_NAME, set, PMIX_STRING);
+    q.nqual = 1;
+    timed("query-membership", calls, one_query, &q);
+    PMIX_QUERY_DESTRUCT(&q);
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, me.nspace, rank);
+    timed("get-pset-names", calls, one_get, &p);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && !strcmp(argv[1], "--bench")) {
+        pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+        if (PMIX_SUCCESS != rc) {
+            fprintf(stderr, "pset-client: PMIx_Init: %s\n", PMIx_Error_string(rc));
+            return 1;
+        }
+        bench(atol(argv[2]), argv[3], (pmix_rank_t) atol(argv[4]));
+        PMIx_Finalize(NULL, 0);
+        return 0;
+    }
     if (argc != 3) {
         fprintf(stderr, "usage: pset-client SETS NRANKS\n");
         return 2;
