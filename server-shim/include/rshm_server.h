@@ -28,6 +28,14 @@
 // An open store (opaque to C). Calls on one handle may come from any thread.
 typedef struct rshm_server_t rshm_server_t;
 
+// One process set of `rshm_server_define_psets`.
+typedef struct rshm_pset_t {
+  // NUL-terminated, 1..=255 bytes.
+  const char *name;
+  const pmix_proc_t *members;
+  size_t nmembers;
+} rshm_pset_t;
+
 // What `rshm_server_flush` did.
 typedef struct rshm_flushed_t {
   // Staged values taken.
@@ -139,6 +147,17 @@ pmix_status_t rshm_server_define_pset(struct rshm_server_t *s,
                                       const char *name,
                                       const pmix_proc_t *members,
                                       size_t nmembers);
+
+// `rshm_server_define_pset` for `n` sets at once, in their order, published as one
+// generation: each define rewrites the whole set index, so a host with many sets (a launch's)
+// gives them together. All or nothing.
+//
+// # Safety
+// `s` a handle; `sets` NULL (with `n` 0) or `n` valid `rshm_pset_t`, each as
+// `rshm_server_define_pset`'s arguments.
+pmix_status_t rshm_server_define_psets(struct rshm_server_t *s,
+                                       const struct rshm_pset_t *sets,
+                                       size_t n);
 
 // `PMIx_server_delete_process_set` (17.2.20): delete process set `name` and publish; an unknown
 // name is `PMIX_ERR_NOT_FOUND` (nothing published).

@@ -286,6 +286,47 @@ pub unsafe extern "C" fn rshm_server_define_pset(
     })
 }
 
+/// One process set of `rshm_server_define_psets`.
+#[repr(C)]
+pub struct rshm_pset_t {
+    /// NUL-terminated, 1..=255 bytes.
+    pub name: *const c_char,
+    pub members: *const pmix_proc_t,
+    pub nmembers: usize,
+}
+
+/// `rshm_server_define_pset` for `n` sets at once, in their order, published as one
+/// generation: each define rewrites the whole set index, so a host with many sets (a launch's)
+/// gives them together. All or nothing.
+///
+/// # Safety
+/// `s` a handle; `sets` NULL (with `n` 0) or `n` valid `rshm_pset_t`, each as
+/// `rshm_server_define_pset`'s arguments.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_server_define_psets(
+    s: *mut rshm_server_t,
+    sets: *const rshm_pset_t,
+    n: usize,
+) -> pmix_status_t {
+    ffi_status(|| {
+        // SAFETY: caller contract.
+        let (h, sets) = unsafe { (handle(s)?, c_slice(sets, n)?) };
+        let mut all = Vec::with_capacity(sets.len());
+        for p in sets {
+            // SAFETY: each set's name and members valid (caller contract).
+            let (name, members) = unsafe {
+                (
+                    c_str(p.name, NSPACE_BUF - 1)?,
+                    procs_of(p.members, p.nmembers)?,
+                )
+            };
+            all.push((name, members));
+        }
+        lock(h).define_psets(&all)?;
+        Ok(())
+    })
+}
+
 /// `PMIx_server_delete_process_set` (17.2.20): delete process set `name` and publish; an unknown
 /// name is `PMIX_ERR_NOT_FOUND` (nothing published).
 ///

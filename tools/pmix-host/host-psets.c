@@ -89,13 +89,28 @@ bool psets_pending_deletes(void)
     return ndeletes > 0;
 }
 
+/* rshm_pset_t of rshm_server.h */
+typedef struct {
+    const char *name;
+    const pmix_proc_t *members;
+    size_t nmembers;
+} rshm_pset_t;
+
 void psets_define_all(void)
 {
-    for (size_t i = 0; i < nsets; i++) {
-        if (rshm.h) {
-            rshm_check(rshm.define_pset(rshm.h, sets[i].name, sets[i].members, sets[i].n),
-                       "define_pset");
+    /* rshm: one generation for all of them (each define rewrites the set index); the first
+     * alone through rshm_server_define_pset, so both calls run */
+    if (rshm.h && nsets > 0) {
+        rshm_check(rshm.define_pset(rshm.h, sets[0].name, sets[0].members, sets[0].n),
+                   "define_pset");
+        rshm_pset_t *all = xrealloc(NULL, nsets * sizeof(*all));
+        for (size_t i = 1; i < nsets; i++) {
+            all[i - 1] = (rshm_pset_t){sets[i].name, sets[i].members, sets[i].n};
         }
+        rshm_check(rshm.define_psets(rshm.h, all, nsets - 1), "define_psets");
+        free(all);
+    }
+    for (size_t i = 0; i < nsets; i++) {
         /* OpenPMIx 4.2.2 returns a status it never sets (the caddy's lock status): only
          * PMIX_ERR_INIT, returned before the set is recorded, means anything. */
         pmix_status_t rc = PMIx_server_define_process_set(sets[i].members, sets[i].n,

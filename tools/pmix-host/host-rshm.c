@@ -46,6 +46,7 @@ void rshm_load(const char *path, const char *tmpdir, const char *hostname)
     p = rshm_sym(lib, "rshm_server_last_error");     memcpy(&rshm.last_error, &p, sizeof(p));
     p = rshm_sym(lib, "rshm_server_define_pset");    memcpy(&rshm.define_pset, &p, sizeof(p));
     p = rshm_sym(lib, "rshm_server_delete_pset");    memcpy(&rshm.delete_pset, &p, sizeof(p));
+    p = rshm_sym(lib, "rshm_server_define_psets");   memcpy(&rshm.define_psets, &p, sizeof(p));
     p = rshm_sym(lib, "rshm_server_group_construct"); memcpy(&rshm.group_construct, &p, sizeof(p));
     p = rshm_sym(lib, "rshm_server_group_destruct"); memcpy(&rshm.group_destruct, &p, sizeof(p));
     pmix_info_t info[2];

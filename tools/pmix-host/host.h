@@ -167,6 +167,7 @@ struct rshm_api {
     size_t (*last_error)(char *, size_t);
     pmix_status_t (*define_pset)(rshm_server_t *, const char *, const pmix_proc_t *, size_t);
     pmix_status_t (*delete_pset)(rshm_server_t *, const char *);
+    pmix_status_t (*define_psets)(rshm_server_t *, const void *, size_t);
     pmix_status_t (*group_construct)(rshm_server_t *, const char *, const pmix_proc_t *, size_t,
                                      const size_t *, const pmix_info_t *, size_t,
                                      const pmix_byte_object_t *, size_t);

@@ -17,6 +17,17 @@ impl Server {
         self.publish_psets(next)
     }
 
+    /// Define several sets at once, in their order, and publish them as one generation (a
+    /// launch's sets: a define costs a rewrite of the whole set index, so a host defining many
+    /// sets gives them together). All or nothing.
+    pub fn define_psets(&mut self, sets: &[(&str, Vec<(&str, u32)>)]) -> Result<()> {
+        let mut next = self.psets.clone();
+        for (name, members) in sets {
+            next.define(name, members)?;
+        }
+        self.publish_psets(next)
+    }
+
     /// Delete set `name` and publish; `NotFound` (nothing published) when there is none.
     pub fn delete_pset(&mut self, name: &str) -> Result<()> {
         let mut next = self.psets.clone();
