@@ -7,10 +7,11 @@
  *
  * NLOCAL: the local ranks 0..NLOCAL-1 (all of them call). One line per answer on stdout:
  *   group <rank> <what> <STATUS> [<key>=<type>:<value> ...]
- * --bench: instead of the questions, CALLS timed Gets each (after CALLS/10 + 1 untimed) of
+ * --bench: instead of the questions, CALLS timed Gets each (after CALLS/10 + 1 untimed; at
+ * most ~1 s of them) of
  * {group, 1} PMIX_LOCAL_RANK, PMIX_GROUP_NAMES of the caller and {group, WILDCARD}
  * PMIX_GROUP_CONTEXT_ID, without directives:
- *   bench <rank> <what> <STATUS> ns_per_call=<n>
+ *   bench <rank> <what> <STATUS> ns_per_call=<n> calls=<timed calls>
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -94,22 +95,26 @@ static void timed(const char *what, long calls, const char *ns, pmix_rank_t rank
     pmix_proc_t p;
     pmix_status_t rc = PMIX_SUCCESS;
     PMIX_LOAD_PROCID(&p, ns, rank);
-    for (long i = 0; i < calls + calls / 10 + 1; i++) {
-        static long long t0;
-        if (i == calls / 10 + 1) {
-            t0 = now_ns();
+    long long t0 = 0, t1 = 0;
+    long done = 0, warm = calls / 10 + 1;
+    /* warm-up calls, then at most CALLS timed ones and no more than ~1 s of them */
+    for (long i = 0; done < calls && (done < 10 || t1 - t0 < 1000000000LL); i++) {
+        if (i == warm) {
+            t0 = t1 = now_ns();
         }
         pmix_value_t *v = NULL;
         rc = PMIx_Get(&p, key, NULL, 0, &v);
         if (v) {
             PMIX_VALUE_RELEASE(v);
         }
-        if (i == calls + calls / 10) {
-            printf("bench %u %s %s ns_per_call=%lld\n", me.rank, what, PMIx_Error_string(rc),
-                   calls ? (now_ns() - t0) / calls : 0);
-            fflush(stdout);
+        if (i >= warm) {
+            done++;
+            t1 = now_ns();
         }
     }
+    printf("bench %u %s %s ns_per_call=%lld calls=%ld\n", me.rank, what, PMIx_Error_string(rc),
+           done ? (t1 - t0) / done : 0, done);
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)

@@ -9,10 +9,10 @@
  * PMIX_PSET_NAMES it asks. One line per answer on stdout, each written at once:
  *   pset <rank> <phase> <what> <STATUS> [<key>=<type>:<value> ...]
  * phase 1 before the fence, 2 after. Exit status 0 unless PMIx_Init or the fence fails.
- * --bench: CALLS timed calls each (after CALLS/10 + 1 untimed) of PMIx_Query_info of
+ * --bench: CALLS timed calls each (after CALLS/10 + 1 untimed; at most ~1 s of them) of PMIx_Query_info of
  * PMIX_QUERY_NUM_PSETS + PMIX_QUERY_PSET_NAMES, of PMIX_QUERY_PSET_MEMBERSHIP of SET, and of
  * PMIx_Get of PMIX_PSET_NAMES of RANK; one line each:
- *   bench <rank> <what> <STATUS> ns_per_call=<n>
+ *   bench <rank> <what> <STATUS> ns_per_call=<n> calls=<timed calls>
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -142,13 +142,16 @@ static void timed(const char *what, long calls, pmix_status_t (*one)(void *), vo
     for (long i = 0; i < calls / 10 + 1; i++) {
         rc = one(arg);
     }
-    long long t0 = now_ns();
-    for (long i = 0; i < calls; i++) {
+    /* at most CALLS calls, and no more than ~1 s of them (large answers cost much more) */
+    long long t0 = now_ns(), t1 = t0;
+    long done = 0;
+    while (done < calls && (done < 10 || t1 - t0 < 1000000000LL)) {
         rc = one(arg);
+        done++;
+        t1 = now_ns();
     }
-    long long t1 = now_ns();
-    printf("bench %u %s %s ns_per_call=%lld\n", me.rank, what, PMIx_Error_string(rc),
-           calls ? (t1 - t0) / calls : 0);
+    printf("bench %u %s %s ns_per_call=%lld calls=%ld\n", me.rank, what, PMIx_Error_string(rc),
+           done ? (t1 - t0) / done : 0, done);
     fflush(stdout);
 }
 

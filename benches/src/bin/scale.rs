@@ -16,6 +16,8 @@
 //!
 //! `--commit-storm` runs the commit storm instead, in process through the server shim (no
 //! pmix-host, no clients): src/scale/storm.rs, docs/performance.md "Commit storm".
+//! `--sets` times process-set queries and group Gets, libpmix against the preloaded store:
+//! src/scale/sets.rs, docs/performance.md "Process sets and groups".
 
 #![forbid(unsafe_code)]
 
@@ -28,6 +30,7 @@ use std::time::{Duration, Instant};
 use scale::args::Args;
 use scale::cell::{self, Cell};
 use scale::run::{self, Plan};
+use scale::sets::{self, SetsArgs};
 use scale::storm::{self, StormArgs};
 use scale::{build, json, meta, plots, report};
 
@@ -45,6 +48,18 @@ fn main() {
                 .join("commit-storm")
         });
         storm::main(s, &out);
+        return;
+    }
+    if argv.iter().any(|a| a == "--sets") {
+        let Some(s) = SetsArgs::parse(&argv) else {
+            eprintln!("usage: {}", sets::USAGE);
+            std::process::exit(2);
+        };
+        let out = s
+            .out
+            .clone()
+            .unwrap_or_else(|| build::target_dir(&root).join("rshm-bench").join("sets"));
+        sets::main(s, &out);
         return;
     }
     let a = Args::parse();

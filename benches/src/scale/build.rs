@@ -28,39 +28,7 @@ pub fn build(
     component: Option<PathBuf>,
     pmix5: bool,
 ) -> Result<(Tools, Vec<String>), String> {
-    let tool_dir = root.join("tools").join("pmix-host");
-    let out = Command::new("make")
-        .arg("-s")
-        .arg("-C")
-        .arg(&tool_dir)
-        .output()
-        .map_err(|e| format!("make: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "pmix-host does not build (is libpmix-dev installed?):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = Command::new(cargo)
-        .current_dir(root)
-        .args(["build", "-q", "--release", "--lib"])
-        .args([
-            "-p",
-            "server-shim",
-            "-p",
-            "client-shim",
-            "-p",
-            "rshm-preload",
-            "-p",
-            "rshm-server-preload",
-        ])
-        .status()
-        .map_err(|e| format!("cargo: {e}"))?;
-    if !st.success() {
-        return Err("building the shims failed".into());
-    }
-    let rel = target_dir(root).join("release");
+    let (tool_dir, rel) = build_tools_and_shims(root)?;
     let mut notes = Vec::new();
     // Build the gds component unless one was given (so the column never runs a stale one);
     // a machine without OpenPMIx's internal headers skips that column.
@@ -120,6 +88,44 @@ pub fn build(
         },
         notes,
     ))
+}
+
+/// `make -C tools/pmix-host` and the release shims and preloads: (the tool directory, the
+/// release directory holding the libraries).
+pub fn build_tools_and_shims(root: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let tool_dir = root.join("tools").join("pmix-host");
+    let out = Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(&tool_dir)
+        .output()
+        .map_err(|e| format!("make: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "pmix-host does not build (is libpmix-dev installed?):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let st = Command::new(cargo)
+        .current_dir(root)
+        .args(["build", "-q", "--release", "--lib"])
+        .args([
+            "-p",
+            "server-shim",
+            "-p",
+            "client-shim",
+            "-p",
+            "rshm-preload",
+            "-p",
+            "rshm-server-preload",
+        ])
+        .status()
+        .map_err(|e| format!("cargo: {e}"))?;
+    if !st.success() {
+        return Err("building the shims failed".into());
+    }
+    Ok((tool_dir, target_dir(root).join("release")))
 }
 
 /// pmix-host and pmix-client compiled with Debian's pmix headers (the public ABI is the same)

@@ -8,5 +8,6 @@ pub mod meta;
 pub mod plots;
 pub mod report;
 pub mod run;
+pub mod sets;
 pub mod storm;
 pub mod svg;

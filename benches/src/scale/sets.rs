@@ -1,0 +1,301 @@
+//! `scale --sets`: process-set queries and group Gets, answered by libpmix 4.2.2 (its host's
+//! `query` upcall; a group Get asked of the host) and by the preloaded client library from the
+//! store, in the same run (docs/performance.md "Process sets and groups"). Per M (job ranks)
+//! and S (sets: S blocks of ranks, defined through `pmix-host --psets`), N local clients time
+//! `PMIx_Query_info` of `PMIX_QUERY_NUM_PSETS` + `PMIX_QUERY_PSET_NAMES`, of
+//! `PMIX_QUERY_PSET_MEMBERSHIP`, and `PMIx_Get` of `PMIX_PSET_NAMES`; then the N clients
+//! construct a group and time `{group, 1}`'s `PMIX_LOCAL_RANK`, `PMIX_GROUP_NAMES` and the
+//! context id. The median over the clients is reported, with the status the calls returned.
+
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::build;
+use super::report::{fmt_m, fmt_ns};
+use super::run::{self, median};
+
+pub const USAGE: &str = "scale --sets [--sets-m 1000,100000] [--sets-s 10,1000,10000]\n\
+     \x20            [--clients N] [--calls-fast N] [--calls-libpmix N] [--out DIR]";
+
+pub struct SetsArgs {
+    pub ms: Vec<u32>,
+    pub ss: Vec<u32>,
+    pub clients: u32,
+    pub calls_fast: u32,
+    pub calls_libpmix: u32,
+    pub out: Option<PathBuf>,
+}
+
+impl SetsArgs {
+    /// The flags after `--sets`; None on anything else.
+    pub fn parse(argv: &[String]) -> Option<SetsArgs> {
+        let mut a = SetsArgs {
+            ms: vec![1_000, 100_000],
+            ss: vec![10, 1_000, 10_000],
+            clients: 4,
+            calls_fast: 100_000,
+            calls_libpmix: 1_000,
+            out: None,
+        };
+        let list = |v: Option<&String>| -> Option<Vec<u32>> {
+            v?.split(',')
+                .map(|x| x.trim().replace('_', "").parse().ok())
+                .collect()
+        };
+        let mut it = argv.iter();
+        while let Some(x) = it.next() {
+            match x.as_str() {
+                "--sets" | "--bench" => {}
+                "--sets-m" => a.ms = list(it.next())?,
+                "--sets-s" => a.ss = list(it.next())?,
+                "--clients" => a.clients = it.next()?.parse().ok()?,
+                "--calls-fast" => a.calls_fast = it.next()?.parse().ok()?,
+                "--calls-libpmix" => a.calls_libpmix = it.next()?.parse().ok()?,
+                "--out" => a.out = Some(PathBuf::from(it.next()?)),
+                _ => return None,
+            }
+        }
+        let ok = a.clients > 0 && a.ms.iter().all(|&m| m >= a.clients) && !a.ss.contains(&0);
+        ok.then_some(a)
+    }
+}
+
+/// S sets over M ranks: set i is the block of M/S ranks (at least 1) from (i * M/S) mod M.
+fn write_sets(dir: &Path, m: u32, s: u32) -> std::io::Result<PathBuf> {
+    let path = dir.join(format!("sets-{m}-{s}.txt"));
+    let width = (m / s).max(1);
+    let mut t = String::new();
+    for i in 0..s {
+        let lo = (u64::from(i) * u64::from(width) % u64::from(m)) as u32;
+        let hi = (lo + width - 1).min(m - 1);
+        let _ = writeln!(t, "define set{i:05} @:{lo}-{hi}");
+    }
+    std::fs::write(&path, t)?;
+    Ok(path)
+}
+
+/// Run `cmd` in its own process group with a wall-clock limit: its status (None: out of time),
+/// stdout and stderr; the group is killed at the end (stragglers hold the pipes).
+fn run_group(
+    mut cmd: Command,
+    limit: Duration,
+) -> (Option<std::process::ExitStatus>, String, String) {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let Ok(mut child) = cmd.spawn() else {
+        return (None, String::new(), "cannot start pmix-host".into());
+    };
+    let pgid = child.id();
+    let mut so = child.stdout.take().expect("stdout");
+    let mut se = child.stderr.take().expect("stderr");
+    let ot = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let et = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            _ => break None,
+        }
+    };
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status();
+    let status = status.or_else(|| child.wait().ok());
+    (
+        status,
+        ot.join().unwrap_or_default(),
+        et.join().unwrap_or_default(),
+    )
+}
+
+/// One pmix-host run: the clients' `bench <rank> <what> <STATUS> ns_per_call=<n>` lines, as
+/// (what, status) -> median ns.
+fn run_host(
+    tool_dir: &Path,
+    args: &[String],
+    env: &[(&str, String)],
+    timeout: Duration,
+) -> Result<Vec<(String, String, f64)>, String> {
+    let mut cmd = Command::new(tool_dir.join("pmix-host"));
+    cmd.current_dir(tool_dir)
+        .args(args)
+        .env("PMIX_MCA_gds", "hash")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    let (status, out, err) = run_group(cmd, timeout);
+    if !status.is_some_and(|s| s.success()) {
+        return Err(format!(
+            "pmix-host {args:?}: {status:?}: {}",
+            err.lines().last().unwrap_or("")
+        ));
+    }
+    let mut by: Vec<(String, String, Vec<f64>)> = Vec::new();
+    for l in out.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let ["bench", _, what, st, ns, ..] = f.as_slice() else {
+            continue;
+        };
+        let Some(ns) = ns.strip_prefix("ns_per_call=") else {
+            continue;
+        };
+        let v: f64 = ns.parse().map_err(|_| format!("bad line {l}"))?;
+        match by.iter_mut().find(|b| b.0 == *what && b.1 == *st) {
+            Some(b) => b.2.push(v),
+            None => by.push(((*what).to_owned(), (*st).to_owned(), vec![v])),
+        }
+    }
+    Ok(by
+        .into_iter()
+        .map(|(w, s, v)| (w, s, median(v).unwrap_or(f64::NAN)))
+        .collect())
+}
+
+/// One row per call timed: libpmix's and the preloaded time, each with its status.
+fn rows(
+    table: &mut String,
+    m: u32,
+    s: &str,
+    got: &[(String, String, f64)],
+    pre: &[(String, String, f64)],
+) {
+    for (what, st, ns) in got {
+        let p = pre.iter().find(|p| &p.0 == what);
+        let _ = writeln!(
+            table,
+            "{:>5} {:>6} {:<18} {:>22} {:>22}",
+            fmt_m(m),
+            s,
+            what,
+            format!("{} {}", fmt_ns(*ns), st),
+            p.map_or("-".into(), |p| format!("{} {}", fmt_ns(p.2), p.1))
+        );
+    }
+}
+
+pub fn main(a: SetsArgs, out: &Path) {
+    let root = build::repo_root();
+    let (tool_dir, rel) = match build::build_tools_and_shims(&root) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("scale --sets: cannot run: {e}");
+            std::process::exit(3);
+        }
+    };
+    std::fs::create_dir_all(out).expect("output directory");
+    let work = out.join("work");
+    std::fs::create_dir_all(&work).expect("work directory");
+    let server = rel.join("librshm_server.so").display().to_string();
+    let preload = rel.join("librshm_preload.so").display().to_string();
+    let n = a.clients;
+    let mut table = format!(
+        "{:>5} {:>6} {:<18} {:>22} {:>22}\n",
+        "M", "S", "call", "libpmix 4.2.2 (hash)", "rshm preloaded"
+    );
+    for &m in &a.ms {
+        let job = run::write_job(&work, m, n).expect("job file");
+        let timeout = Duration::from_secs(120 + u64::from(m) / 1000);
+        for &s in &a.ss {
+            let sets = write_sets(&work, m, s).expect("sets file");
+            let ask = |calls: u32| {
+                format!(
+                    "{} --bench {calls} set{:05} 0",
+                    tool_dir.join("pset-client").display(),
+                    s / 2
+                )
+            };
+            let base = |calls| {
+                vec![
+                    "--job".into(),
+                    job.display().to_string(),
+                    "--psets".into(),
+                    sets.display().to_string(),
+                    "--timeout".into(),
+                    (timeout.as_secs() - 10).to_string(),
+                    "--client-cmd".into(),
+                    ask(calls),
+                ]
+            };
+            eprintln!("M={} S={s}: libpmix ...", fmt_m(m));
+            let plain = run_host(&tool_dir, &base(a.calls_libpmix), &[], timeout);
+            eprintln!("M={} S={s}: preloaded ...", fmt_m(m));
+            let mut args = base(a.calls_fast);
+            args.extend(["--rshm".into(), server.clone()]);
+            let pre = run_host(
+                &tool_dir,
+                &args,
+                &[("LD_PRELOAD", preload.clone())],
+                timeout,
+            );
+            match (plain, pre) {
+                (Ok(p), Ok(q)) => rows(&mut table, m, &s.to_string(), &p, &q),
+                (p, q) => {
+                    let _ = writeln!(
+                        table,
+                        "{:>5} {s:>6} failed: {:?} {:?}",
+                        fmt_m(m),
+                        p.err(),
+                        q.err()
+                    );
+                }
+            }
+        }
+        let group = |calls: u32| {
+            vec![
+                "--job".into(),
+                job.display().to_string(),
+                "--timeout".into(),
+                (timeout.as_secs() - 10).to_string(),
+                "--client-cmd".into(),
+                format!(
+                    "{} {n} --bench {calls}",
+                    tool_dir.join("group-client").display()
+                ),
+            ]
+        };
+        eprintln!("M={} group: libpmix ...", fmt_m(m));
+        let plain = run_host(&tool_dir, &group(a.calls_libpmix), &[], timeout);
+        eprintln!("M={} group: preloaded ...", fmt_m(m));
+        let mut args = group(a.calls_fast);
+        args.extend(["--rshm".into(), server.clone()]);
+        let pre = run_host(
+            &tool_dir,
+            &args,
+            &[("LD_PRELOAD", preload.clone())],
+            timeout,
+        );
+        match (plain, pre) {
+            (Ok(p), Ok(q)) => rows(&mut table, m, "group", &p, &q),
+            (p, q) => {
+                let _ = writeln!(
+                    table,
+                    "{:>5} group failed: {:?} {:?}",
+                    fmt_m(m),
+                    p.err(),
+                    q.err()
+                );
+            }
+        }
+    }
+    print!("{table}");
+    let path = out.join("sets.txt");
+    let note = format!(
+        "# scale --sets: {n} clients, {} timed calls (preloaded), {} (libpmix); median over the clients\n",
+        a.calls_fast, a.calls_libpmix
+    );
+    std::fs::write(&path, note + &table).expect("sets.txt");
+    eprintln!("scale --sets: {}", path.display());
+}
