@@ -153,6 +153,18 @@ pub fn names(ix: &IndexView<'_>) -> Vec<String> {
         .collect()
 }
 
+/// The names of the sets in definition order, joined by `,`, built in one string.
+pub fn joined_names(ix: &IndexView<'_>) -> String {
+    let mut out = String::new();
+    for name in (0..ix.len()).filter_map(|i| ix.name(i)) {
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out.push_str(name);
+    }
+    out
+}
+
 fn strings(v: Vec<String>) -> Value {
     Value::DataArray(Box::new(DataArray {
         elem_type: types::STRING,
@@ -200,7 +212,7 @@ pub fn query(ix: &IndexView<'_>, key: &str, pset: Option<&str>) -> Result<Value>
         // OpenPMIx 4.2.2's pmix_common.h: "a comma-delimited list of the names", a string
         // (the standard: an array of strings).
         QUERY_PSET_NAMES if ix.is_empty() => Err(Error::NotFound),
-        QUERY_PSET_NAMES => Ok(Value::String(names(ix).join(","))),
+        QUERY_PSET_NAMES => Ok(Value::String(joined_names(ix))),
         QUERY_PSET_MEMBERSHIP => {
             let name = pset.ok_or_else(|| {
                 Error::InvalidArgument("PMIX_QUERY_PSET_MEMBERSHIP needs PMIX_PSET_NAME".into())
