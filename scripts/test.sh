@@ -39,6 +39,9 @@ step "commit storm, smoke (N = 16, K = 16: in process, then real clients on hash
 cargo run --release -q -p rshm-benches --bin scale -- --commit-storm --storm-n 16 --storm-k 16 --storm-fence
 bash component/bench/commit-storm.sh 16 16
 
+step "process sets and groups, smoke (M = 1k, S = 10, 1000: libpmix and preloaded; fails if a run fails)"
+cargo run --release -q -p rshm-benches --bin scale -- --sets --sets-m 1000 --sets-s 10,1000 --calls-fast 2000 --calls-libpmix 200
+
 step "Slurm: one-node cluster, srun --mpi=pmix as a user, hash vs rshm"
 bash tools/slurm/run-check.sh
 

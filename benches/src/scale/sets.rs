@@ -201,6 +201,7 @@ pub fn main(a: SetsArgs, out: &Path) {
     let server = rel.join("librshm_server.so").display().to_string();
     let preload = rel.join("librshm_preload.so").display().to_string();
     let n = a.clients;
+    let mut failed = false;
     let mut table = format!(
         "{:>5} {:>6} {:<18} {:>22} {:>22}\n",
         "M", "S", "call", "libpmix 4.2.2 (hash)", "rshm preloaded"
@@ -243,6 +244,7 @@ pub fn main(a: SetsArgs, out: &Path) {
             match (plain, pre) {
                 (Ok(p), Ok(q)) => rows(&mut table, m, &s.to_string(), &p, &q),
                 (p, q) => {
+                    failed = true;
                     let _ = writeln!(
                         table,
                         "{:>5} {s:>6} failed: {:?} {:?}",
@@ -280,6 +282,7 @@ pub fn main(a: SetsArgs, out: &Path) {
         match (plain, pre) {
             (Ok(p), Ok(q)) => rows(&mut table, m, "group", &p, &q),
             (p, q) => {
+                failed = true;
                 let _ = writeln!(
                     table,
                     "{:>5} group failed: {:?} {:?}",
@@ -298,4 +301,8 @@ pub fn main(a: SetsArgs, out: &Path) {
     );
     std::fs::write(&path, note + &table).expect("sets.txt");
     eprintln!("scale --sets: {}", path.display());
+    if failed {
+        eprintln!("scale --sets: a run failed");
+        std::process::exit(1);
+    }
 }
