@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use abi::c::{
     alloc_infos, alloc_stored, alloc_value, c_slice, c_str, destruct_value, free_value, info_slice,
-    proc_ref, read_infos, write_stored, write_value, zeroed_value,
+    proc_ref, read_infos, write_proc_array, write_stored, write_value, zeroed_value,
 };
 use abi::get::{self, GetRequest, Mode};
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, KEY_BUF};
@@ -324,11 +324,27 @@ unsafe fn set_get(
     }
     with_client(|client| {
         let pin = client.reader().pin();
-        match client.set_get(&pin, ns, rank, key) {
-            SetAnswer::Value(v) => {
+        let write = |dst: &mut pmix_value_t, a: &SetAnswer<'_>| match a {
+            SetAnswer::Members(m) => write_proc_array(dst, m),
+            SetAnswer::Value(v) => write_value(dst, v),
+            _ => Ok(()),
+        };
+        let answer = client.set_get(&pin, ns, rank, key);
+        match answer {
+            SetAnswer::Value(_) | SetAnswer::Members(_) => {
                 match req.mode {
-                    // SAFETY: `val` is a valid location (checked non-NULL; caller contract).
-                    Mode::Copy => unsafe { *val = alloc_value(&v)? },
+                    Mode::Copy => {
+                        let p = alloc_value(&gds::Value::Undef)?;
+                        // SAFETY: `p` is a fresh PMIX_UNDEF value, owning nothing.
+                        if let Err(e) = write(unsafe { &mut *p }, &answer) {
+                            // SAFETY: `p` came from alloc_value and owns nothing after the
+                            // failed write.
+                            unsafe { free_value(p) };
+                            return Err(e);
+                        }
+                        // SAFETY: `val` is a valid location (checked non-NULL; caller contract).
+                        unsafe { *val = p };
+                    }
                     _ => {
                         // SAFETY: `val` is valid; in static mode `*val` is the caller's storage.
                         let dst = unsafe { *val };
@@ -338,7 +354,7 @@ unsafe fn set_get(
                             ));
                         }
                         // SAFETY: the caller's pmix_value_t storage, owning nothing yet (5.4).
-                        write_value(unsafe { &mut *dst }, &v)?;
+                        write(unsafe { &mut *dst }, &answer)?;
                     }
                 }
                 Ok(Outcome::Answered)
@@ -374,18 +390,43 @@ pub unsafe extern "C" fn rshm_client_query(
         }
         // SAFETY: caller contract.
         let qs = unsafe { read_queries(queries, nqueries) }?;
-        let infos = with_client(|c| {
-            c.set_query(&qs)
+        with_client(|c| {
+            let pin = c.reader().pin();
+            let answers = c
+                .set_query(&pin, &qs)
                 .ok_or_else(|| AbiError::NotSupported("not a process-set query".into()))?
-                .map_err(AbiError::Store)
-        })?;
-        let arr = alloc_infos(&infos)?;
-        // SAFETY: valid locations (checked non-NULL; caller contract).
-        unsafe {
-            *results = arr;
-            *nresults = infos.len();
-        }
-        Ok(())
+                .map_err(AbiError::Store)?;
+            // Values written by alloc_infos; members in place of their placeholders after.
+            let infos: Vec<gds::Info> = answers
+                .iter()
+                .map(|(k, a)| match a {
+                    SetAnswer::Value(v) => gds::Info::new(k.as_str(), v.clone()),
+                    _ => gds::Info::new(k.as_str(), gds::Value::Undef),
+                })
+                .collect();
+            let arr = alloc_infos(&infos)?;
+            for (i, (_, a)) in answers.iter().enumerate() {
+                if let SetAnswer::Members(m) = a {
+                    // SAFETY: `i` is below the array's length; its value is PMIX_UNDEF.
+                    if let Err(e) = write_proc_array(unsafe { &mut (*arr.add(i)).value }, m) {
+                        for j in 0..infos.len() {
+                            // SAFETY: every element was written by alloc_infos (or by
+                            // write_proc_array) and owns what it holds.
+                            unsafe { destruct_value(&mut (*arr.add(j)).value) };
+                        }
+                        // SAFETY: the calloc'd array, freed once.
+                        unsafe { libc::free(arr.cast()) };
+                        return Err(e);
+                    }
+                }
+            }
+            // SAFETY: valid locations (checked non-NULL; caller contract).
+            unsafe {
+                *results = arr;
+                *nresults = infos.len();
+            }
+            Ok(())
+        })
     })
 }
 

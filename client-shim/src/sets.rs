@@ -19,8 +19,10 @@ const QUERY_REFRESH_CACHE: &str = "pmix.qry.rfsh";
 
 /// What the store says about a set Get or query.
 #[derive(Debug, PartialEq)]
-pub enum SetAnswer {
+pub enum SetAnswer<'p> {
     Value(Value),
+    /// A set's members, read in place: written straight into the caller's `pmix_proc_t` array.
+    Members(Vec<(&'p str, u32)>),
     /// Settled by the store: `PMIX_ERR_NOT_FOUND`.
     NotFound,
     /// Not the store's to answer: the host library's.
@@ -54,12 +56,12 @@ pub struct SetQuery {
 }
 
 impl Client {
-    fn with_sets<T>(&self, pin: &Pin<'_>, f: impl FnOnce(&IndexView<'_>) -> T) -> Option<T> {
+    fn pset_index<'p>(&'p self, pin: &'p Pin<'_>) -> Option<IndexView<'p>> {
         let table = self
             .reader()
             .table(pin, psets::NAMESPACE, part::PSETS)
             .ok()?;
-        psets::index_of(table).map(|ix| f(&ix))
+        psets::index_of(table)
     }
 
     fn group_index<'p>(&'p self, pin: &'p Pin<'_>) -> Option<IndexView<'p>> {
@@ -109,8 +111,14 @@ impl Client {
     }
 
     /// PMIx_Get of `PMIX_PSET_NAMES` of (`ns`, `rank`), or of `PMIX_PSET_MEMBERS` of the set
-    /// named by `ns` (rank `PMIX_RANK_WILDCARD`).
-    pub fn set_get(&self, pin: &Pin<'_>, ns: &str, rank: u32, key: &str) -> SetAnswer {
+    /// named by `ns` (rank `PMIX_RANK_WILDCARD`); `PMIX_GROUP_NAMES` of (`ns`, `rank`).
+    pub fn set_get<'p>(
+        &'p self,
+        pin: &'p Pin<'_>,
+        ns: &str,
+        rank: u32,
+        key: &str,
+    ) -> SetAnswer<'p> {
         if key == groups::GROUP_NAMES {
             return match self.group_index(pin) {
                 None => SetAnswer::Pass,
@@ -120,26 +128,32 @@ impl Client {
                 },
             };
         }
-        let answer = self.with_sets(pin, |ix| match key {
-            psets::PSET_NAMES => psets::names_of(ix, ns, rank),
-            psets::PSET_MEMBERS if rank == RANK_WILDCARD => {
-                ix.find(ns).map(|i| psets::members_value(ix, i))
-            }
-            _ => None,
-        });
-        match answer {
-            None => SetAnswer::Pass,
-            Some(Some(v)) => SetAnswer::Value(v),
-            // A set's members asked of a namespace: the host may know it.
-            Some(None) if key == psets::PSET_MEMBERS => SetAnswer::Pass,
-            Some(None) => SetAnswer::NotFound,
+        let Some(ix) = self.pset_index(pin) else {
+            return SetAnswer::Pass;
+        };
+        match key {
+            psets::PSET_NAMES => match psets::names_of(&ix, ns, rank) {
+                Some(v) => SetAnswer::Value(v),
+                None => SetAnswer::NotFound,
+            },
+            // A set's members asked of a namespace, or an unknown set: the host may know it.
+            psets::PSET_MEMBERS if rank == RANK_WILDCARD => match ix.find(ns) {
+                Some(i) => SetAnswer::Members(members(&ix, i)),
+                None => SetAnswer::Pass,
+            },
+            _ => SetAnswer::Pass,
         }
     }
 
-    /// `PMIx_Query_info` of process-set keys: one info per key in the order asked, or the
-    /// error that ends the call (`gds::psets::query`). `None`: for the host library (a key of
-    /// another kind, a refresh asked for, or no set table).
-    pub fn set_query(&self, queries: &[SetQuery]) -> Option<Result<Vec<Info>, Error>> {
+    /// `PMIx_Query_info` of process-set keys: (key, answer) per key in the order asked (a
+    /// value, or a set's members), or the error that ends the call (`gds::psets::query`).
+    /// `None`: for the host library (a key of another kind, a refresh asked for, or no set
+    /// table).
+    pub fn set_query<'p>(
+        &'p self,
+        pin: &'p Pin<'_>,
+        queries: &[SetQuery],
+    ) -> Option<Result<Vec<(String, SetAnswer<'p>)>, Error>> {
         let ours = queries.iter().all(|q| {
             !q.keys.is_empty()
                 && q.keys.iter().all(|k| psets::is_query_key(k))
@@ -148,19 +162,37 @@ impl Client {
         if !ours || queries.is_empty() {
             return None;
         }
-        let pin = self.reader().pin();
-        self.with_sets(&pin, |ix| {
-            let mut infos = Vec::new();
-            for q in queries {
-                let pset = q.qualifiers.iter().find_map(|i| match &i.value {
-                    Value::String(s) if i.key == psets::PSET_NAME => Some(s.as_str()),
-                    _ => None,
-                });
-                for k in &q.keys {
-                    infos.push(Info::new(k, psets::query(ix, k, pset)?));
-                }
+        let ix = self.pset_index(pin)?;
+        let mut out = Vec::new();
+        for q in queries {
+            let pset = q.qualifiers.iter().find_map(|i| match &i.value {
+                Value::String(s) if i.key == psets::PSET_NAME => Some(s.as_str()),
+                _ => None,
+            });
+            for k in &q.keys {
+                let answer = if k == psets::QUERY_PSET_MEMBERSHIP {
+                    // As gds::psets::query answers it, the members read in place.
+                    let Some(name) = pset else {
+                        return Some(psets::query(&ix, k, None).map(|_| Vec::new()));
+                    };
+                    match ix.find(name) {
+                        Some(i) => SetAnswer::Members(members(&ix, i)),
+                        None => return Some(Err(Error::NotFound)),
+                    }
+                } else {
+                    match psets::query(&ix, k, pset) {
+                        Ok(v) => SetAnswer::Value(v),
+                        Err(e) => return Some(Err(e)),
+                    }
+                };
+                out.push((k.clone(), answer));
             }
-            Ok(infos)
-        })
+        }
+        Some(Ok(out))
     }
+}
+
+/// Set `i`'s members, in order, borrowing the index's names.
+fn members<'p>(ix: &IndexView<'p>, i: usize) -> Vec<(&'p str, u32)> {
+    ix.members(i).map(|m| (m.nspace, m.rank)).collect()
 }

@@ -37,8 +37,8 @@ pub use read::{
 pub use registration::{check_infos, reg_infos, CInfo};
 pub use strings::{c_str, copy_last_error, copy_to_buf, fixed_str};
 pub use write::{
-    alloc_infos, alloc_stored, alloc_value, c_info, write_borrowed, write_info, write_stored,
-    write_value, zeroed_value, HeldValue,
+    alloc_infos, alloc_stored, alloc_value, c_info, write_borrowed, write_info, write_proc_array,
+    write_stored, write_value, zeroed_value, HeldValue,
 };
 
 /// Deepest nesting of data arrays / info arrays accepted from C (a cycle ends here).

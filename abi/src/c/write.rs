@@ -367,6 +367,42 @@ pub fn alloc_infos(infos: &[Info]) -> Result<*mut pmix_info_t, AbiError> {
     Ok(arr)
 }
 
+/// Write a `PMIX_DATA_ARRAY` of `PMIX_PROC` holding `procs` into `*out` (overwritten: it must
+/// own nothing), straight into the C array: no `Value` per process (a set's 10 000 members).
+/// On error `*out` is left `PMIX_UNDEF` and nothing stays allocated.
+pub fn write_proc_array(out: &mut pmix_value_t, procs: &[(&str, u32)]) -> Result<(), AbiError> {
+    *out = zeroed_value();
+    let arr = calloc_n::<pmix_proc_t>(procs.len())?;
+    for (i, &(ns, rank)) in procs.iter().enumerate() {
+        match nspace_buf(ns) {
+            // SAFETY: `i` is below the array's length.
+            Ok(nspace) => unsafe { arr.add(i).write(pmix_proc_t { nspace, rank }) },
+            Err(e) => {
+                // SAFETY: `arr` came from calloc; procs own nothing.
+                unsafe { libc::free(arr.cast()) };
+                return Err(e);
+            }
+        }
+    }
+    let da = match calloc_n::<pmix_data_array_t>(1) {
+        Ok(da) => da,
+        Err(e) => {
+            // SAFETY: `arr` came from calloc and is not referenced anywhere.
+            unsafe { libc::free(arr.cast()) };
+            return Err(e);
+        }
+    };
+    // SAFETY: `da` is a fresh zeroed pmix_data_array_t.
+    unsafe {
+        (*da).type_ = t::PROC;
+        (*da).size = procs.len();
+        (*da).array = arr.cast();
+    }
+    out.type_ = t::DATA_ARRAY;
+    out.data.darray = da;
+    Ok(())
+}
+
 /// A `malloc`ed `pmix_value_t` holding `v` (the caller releases it with `PMIX_VALUE_RELEASE`).
 pub fn alloc_value(v: &Value) -> Result<*mut pmix_value_t, AbiError> {
     let p = calloc_n::<pmix_value_t>(1)?;
