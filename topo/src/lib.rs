@@ -1,0 +1,35 @@
+//! The node's topology as rshm stores and answers it: locality strings of processes from their
+//! cpusets (byte-equal to OpenPMIx 4.2.2's `PMIx_server_generate_locality_string`), the
+//! relative locality of two processes (as `PMIx_Get_relative_locality` computes it), a compact
+//! per-node table answering it with one lookup, the topology exported as hwloc XML, and the
+//! choice of a NUMA replica. hwloc (through `hwlocality`) is needed to make strings and
+//! tables; reading a table or comparing strings needs none (docs/topology.md).
+
+#![deny(unsafe_code)]
+
+pub mod cpulist;
+pub mod locality;
+pub mod numa;
+pub mod raw;
+pub mod relative;
+pub mod table;
+pub mod topology;
+
+pub use locality::locality_string;
+pub use relative::{relative_locality, RelativeError};
+pub use table::{LocalityTable, TableError};
+pub use topology::{discover, from_xml, to_xml, Source};
+
+/// `pmix_locality_t` bits (pmix_common.h).
+pub mod bits {
+    pub const UNKNOWN: u16 = 0x0000;
+    pub const NONLOCAL: u16 = 0x8000;
+    pub const SHARE_HWTHREAD: u16 = 0x0001;
+    pub const SHARE_CORE: u16 = 0x0002;
+    pub const SHARE_L1CACHE: u16 = 0x0004;
+    pub const SHARE_L2CACHE: u16 = 0x0008;
+    pub const SHARE_L3CACHE: u16 = 0x0010;
+    pub const SHARE_PACKAGE: u16 = 0x0020;
+    pub const SHARE_NUMA: u16 = 0x0040;
+    pub const SHARE_NODE: u16 = 0x4000;
+}
