@@ -20,6 +20,21 @@ pub use relative::{relative_locality, RelativeError};
 pub use table::{LocalityTable, TableError};
 pub use topology::{discover, from_xml, to_xml, Source};
 
+/// The hwloc bindings this crate speaks in (`Topology`, `CpuSet`), for its users.
+pub use hwlocality;
+
+/// Where the store keeps what this crate makes (docs/topology.md): names shared by the server
+/// that writes them and the clients that read them.
+pub mod store {
+    /// Store name of the topology table (its part is `gds::part::TOPOLOGY`).
+    pub const NAMESPACE: &str = "rshm.topology";
+    /// The topology table's hwloc v2 XML (a string), in the metadata realm.
+    pub const XML_KEY: &str = "rshm.topology.xml";
+    /// A namespace's relative-locality table (a byte object, [`crate::table`]), in the
+    /// metadata realm of its job table.
+    pub const LOCALITY_TABLE_KEY: &str = "rshm.locality.table";
+}
+
 /// `pmix_locality_t` bits (pmix_common.h).
 pub mod bits {
     pub const UNKNOWN: u16 = 0x0000;

@@ -45,8 +45,16 @@ fn bad<T>(what: impl Into<String>) -> Result<T, TableError> {
     Err(TableError(what.into()))
 }
 
-/// Build the table's bytes from the local ranks and their locality strings (`None`: unbound).
-/// A rank listed twice is refused.
+/// A locality string without its `hwloc:` source prefix, if it has one (hosts store either).
+pub fn strip_prefix(s: &str) -> &str {
+    match s.get(..6) {
+        Some(p) if p.eq_ignore_ascii_case("hwloc:") => &s[6..],
+        _ => s,
+    }
+}
+
+/// Build the table's bytes from the local ranks and their locality strings (`None`: unbound;
+/// with or without the `hwloc:` prefix). A rank listed twice is refused.
 pub fn build(ranks: &[(u32, Option<&str>)]) -> Result<Vec<u8>, TableError> {
     let Some(first) = ranks.iter().map(|r| r.0).min() else {
         return bad("no local ranks");
@@ -60,6 +68,7 @@ pub fn build(ranks: &[(u32, Option<&str>)]) -> Result<Vec<u8>, TableError> {
     let mut by_str: HashMap<&str, u16> = HashMap::new();
     let mut class = vec![NOT_LOCAL; span as usize];
     for &(rank, s) in ranks {
+        let s = s.map(strip_prefix);
         let slot = &mut class[(rank - first) as usize];
         if *slot != NOT_LOCAL {
             return bad(format!("rank {rank} listed twice"));

@@ -1,0 +1,107 @@
+//! The node's topology in the store (docs/topology.md), when the server turns it on
+//! (`rshm.topology`): the hwloc XML published once, in a table of its own; and for each
+//! registered namespace, the locality strings of local processes whose host gave a cpuset but
+//! no string (as `PMIx_server_generate_locality_string` makes them), and the relative-locality
+//! table of its local ranks.
+
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeMap;
+
+use gds::jobdata::{keys, RegInfo};
+use gds::{Error, Realm, Result, TableBuilder, Value};
+use topo::hwlocality::Topology;
+use topo::topology::{load, Source};
+
+/// The server directive that turns it on ([`crate::ServerOptions::topology`]).
+pub const INFO_KEY: &str = "rshm.topology";
+pub use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, XML_KEY};
+const CPUSET: &str = "pmix.cpuset";
+const LOCALITY_STRING: &str = "pmix.locstr";
+
+/// The node's topology, loaded once by the server.
+pub struct NodeTopology {
+    topology: Topology,
+    xml: String,
+}
+
+fn topo_err(e: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument(format!("topology: {e}"))
+}
+
+impl NodeTopology {
+    /// Load from `source` (this machine: hwloc also honours `HWLOC_XMLFILE` and
+    /// `HWLOC_SYNTHETIC`).
+    pub fn load(source: &Source) -> Result<NodeTopology> {
+        let topology = load(source).map_err(topo_err)?;
+        let xml = topo::to_xml(&topology).map_err(topo_err)?;
+        Ok(NodeTopology { topology, xml })
+    }
+
+    /// The hwloc topology.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// The table the store publishes once: the XML.
+    pub fn table(&self) -> Result<TableBuilder> {
+        let mut t = TableBuilder::new();
+        t.insert(Realm::Meta, XML_KEY, &Value::String(self.xml.clone()))?;
+        Ok(t)
+    }
+
+    /// Add to a namespace's job table what its registration leaves to the topology: the
+    /// locality strings of processes given a cpuset without one, and the relative-locality
+    /// table of the local processes (those the registration gives a cpuset or a locality
+    /// string, i.e. bound on this node). A cpuset that is not `hwloc:<list>` or not bound
+    /// derives nothing, as libpmix derives nothing from it.
+    pub fn complete<I: RegInfo>(&self, infos: &[I], table: &mut TableBuilder) -> Result<()> {
+        // rank -> (cpuset, locality string), as registered.
+        let mut procs: BTreeMap<u32, (Option<&str>, Option<&str>)> = BTreeMap::new();
+        for info in infos {
+            if info.key() != keys::PROC_INFO_ARRAY {
+                continue;
+            }
+            let Some(items) = info.infos() else { continue };
+            let (mut rank, mut cpuset, mut loc) = (None, None, None);
+            for i in items {
+                match i.key() {
+                    keys::RANK => rank = i.number(),
+                    CPUSET => cpuset = i.string(),
+                    LOCALITY_STRING => loc = i.string(),
+                    _ => {}
+                }
+            }
+            if let Some(rank) = rank.filter(|_| cpuset.is_some() || loc.is_some()) {
+                procs.insert(rank, (cpuset, loc));
+            }
+        }
+        if procs.is_empty() {
+            return Ok(());
+        }
+        let mut derived: Vec<(u32, Option<String>)> = Vec::with_capacity(procs.len());
+        for (&rank, &(cpuset, loc)) in &procs {
+            let s = match (loc, cpuset) {
+                (Some(l), _) => Some(l.to_owned()),
+                (None, Some(c)) => {
+                    let s = topo::locality::locality_of_cpuset_string(&self.topology, c);
+                    if let Some(s) = &s {
+                        table.insert(
+                            Realm::Proc(rank),
+                            LOCALITY_STRING,
+                            &Value::String(s.clone()),
+                        )?;
+                    }
+                    s
+                }
+                (None, None) => None,
+            };
+            derived.push((rank, s));
+        }
+        let ranks: Vec<(u32, Option<&str>)> =
+            derived.iter().map(|(r, s)| (*r, s.as_deref())).collect();
+        let bytes = topo::table::build(&ranks).map_err(topo_err)?;
+        table.insert(Realm::Meta, LOCALITY_TABLE_KEY, &Value::ByteObject(bytes))?;
+        Ok(())
+    }
+}
