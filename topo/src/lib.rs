@@ -20,6 +20,14 @@ pub use relative::{relative_locality, RelativeError};
 pub use table::{LocalityTable, TableError};
 pub use topology::{discover, from_xml, to_xml, Source};
 
+/// A topology's source as libpmix names it: `hwloc:<release>` of the hwloc built against
+/// (`hwloc` when pkg-config could not tell), NUL-terminated for C.
+pub const SOURCE: &str = if env!("RSHM_HWLOC_RELEASE").is_empty() {
+    "hwloc\0"
+} else {
+    concat!("hwloc:", env!("RSHM_HWLOC_RELEASE"), "\0")
+};
+
 /// The hwloc bindings this crate speaks in (`Topology`, `CpuSet`), for its users.
 pub use hwlocality;
 
