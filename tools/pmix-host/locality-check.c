@@ -3,12 +3,19 @@
  * HWLOC_XMLFILE names), answering one query per stdin line:
  *   L <hwloc cpuset list>   ->  "<status> <PMIx_server_generate_locality_string or (null)>"
  *   R <string>|<string>     ->  "<status> <PMIx_Get_relative_locality, hex>" (unset: "-")
+ *   S <string>              ->  nothing: the string is kept for A
+ *   A                       ->  "<ns>": PMIx_Get_relative_locality of every ordered pair of
+ *                               the kept strings, timed, per pair (benches/benches/topology.rs)
  * Statuses are printed as numbers. */
 #include <pmix.h>
 #include <pmix_server.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static char *kept[4096];
+static int nkept = 0;
 
 int main(void)
 {
@@ -51,6 +58,23 @@ int main(void)
             } else {
                 printf("%d %x\n", rc, (unsigned) loc);
             }
+        } else if ('S' == line[0] && ' ' == line[1] && nkept < 4096) {
+            kept[nkept++] = strdup(line + 2);
+            continue;
+        } else if ('A' == line[0]) {
+            struct timespec t0, t1;
+            unsigned sum = 0;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            for (int i = 0; i < nkept; i++) {
+                for (int j = 0; j < nkept; j++) {
+                    pmix_locality_t loc = 0;
+                    (void) PMIx_Get_relative_locality(kept[i], kept[j], &loc);
+                    sum += loc;
+                }
+            }
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            double ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
+            printf("%.1f %u\n", nkept ? ns / ((double) nkept * nkept) : 0.0, sum);
         } else {
             printf("bad\n");
         }

@@ -136,12 +136,15 @@ fn u32_at(b: &[u8], off: usize) -> u32 {
     u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
 }
 
+#[inline]
 fn u16_at(b: &[u8], i: usize) -> u16 {
     u16::from_le_bytes([b[2 * i], b[2 * i + 1]])
 }
 
 impl<'a> LocalityTable<'a> {
-    /// Check `bytes` (every offset, class and string) once; lookups then only index.
+    /// Read `bytes` as a table, checking its header and that the regions it names fit: O(1).
+    /// Lookups check the class and offsets they read, so corrupt bytes give `None`, never a
+    /// panic or a read out of bounds.
     pub fn new(bytes: &'a [u8]) -> Result<Self, TableError> {
         if bytes.len() < 16 || &bytes[..4] != MAGIC {
             return bad("not a table (magic)");
@@ -164,7 +167,7 @@ impl<'a> LocalityTable<'a> {
         if bytes.len() < offs_end {
             return bad("truncated");
         }
-        let t = LocalityTable {
+        Ok(LocalityTable {
             first,
             span,
             n,
@@ -172,7 +175,14 @@ impl<'a> LocalityTable<'a> {
             matrix: &bytes[class_end..matrix_end],
             offs: &bytes[offs_start..offs_end],
             strings: &bytes[offs_end..],
-        };
+        })
+    }
+
+    /// Check every class and string offset too ([`LocalityTable::new`] checks the layout
+    /// only: a lookup checks what it reads, so that one costs O(1) per mapping).
+    pub fn validate(&self) -> Result<(), TableError> {
+        let t = self;
+        let (first, span, n) = (t.first, t.span, t.n);
         for i in 0..span as usize {
             let c = u16_at(t.class, i);
             if c != NOT_LOCAL && c != UNBOUND && c as usize >= n {
@@ -190,18 +200,26 @@ impl<'a> LocalityTable<'a> {
         if prev != t.strings.len() || std::str::from_utf8(t.strings).is_err() {
             return bad("strings");
         }
-        Ok(t)
+        Ok(())
     }
 
+    #[inline]
     fn class_of(&self, rank: u32) -> u16 {
-        match rank.checked_sub(self.first) {
-            Some(i) if i < self.span => u16_at(self.class, i as usize),
+        let c = match rank.wrapping_sub(self.first) {
+            i if i < self.span => u16_at(self.class, i as usize),
             _ => NOT_LOCAL,
+        };
+        // A class past the matrix (corrupt bytes) is no locality.
+        if c < UNBOUND && c as usize >= self.n {
+            NOT_LOCAL
+        } else {
+            c
         }
     }
 
     /// The relative locality of two ranks; `None` when either is not a local rank of the
     /// table (the table cannot say: another node, or not this namespace's).
+    #[inline]
     pub fn lookup(&self, a: u32, b: u32) -> Option<u16> {
         let (ca, cb) = (self.class_of(a), self.class_of(b));
         if ca == NOT_LOCAL || cb == NOT_LOCAL {
@@ -267,6 +285,7 @@ mod tests {
         ];
         let bytes = build(&ranks).unwrap();
         let t = LocalityTable::new(&bytes).unwrap();
+        t.validate().unwrap();
         assert_eq!(t.classes(), 3);
         for &(a, sa) in &ranks {
             for &(b, sb) in &ranks {
@@ -290,7 +309,13 @@ mod tests {
     #[test]
     fn hostile_bytes_are_refused_not_panicking() {
         let bytes = build(&[(0, Some("SK0")), (1, Some("SK1"))]).unwrap();
-        assert!(LocalityTable::new(&bytes).is_ok());
+        assert!(LocalityTable::new(&bytes).unwrap().validate().is_ok());
+        // A class past the matrix is no locality, whether or not validate() was asked.
+        let mut b = bytes.clone();
+        b[16] = 9;
+        let t = LocalityTable::new(&b).unwrap();
+        assert!(t.validate().is_err());
+        assert_eq!(t.lookup(0, 1), None);
         for cut in 0..bytes.len() {
             let _ = LocalityTable::new(&bytes[..cut]);
         }
@@ -299,6 +324,7 @@ mod tests {
                 let mut b = bytes.clone();
                 b[i] = v;
                 if let Ok(t) = LocalityTable::new(&b) {
+                    let _ = t.validate();
                     for r in 0..4 {
                         let _ = (t.lookup(r, 0), t.string_of(r));
                     }
