@@ -4,8 +4,9 @@
 
 #![forbid(unsafe_code)]
 
+use gds::Reader;
 use gds::{part, Error, Realm, Result};
-use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, XML_KEY};
+use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, XML_KEY};
 use topo::LocalityTable;
 
 use crate::client::Client;
@@ -62,5 +63,30 @@ impl Client {
             return Err(Error::Corrupt("the store's topology XML does not load"));
         }
         Ok(t)
+    }
+}
+
+/// The part this process reads job tables from: its NUMA domain's replica when the server
+/// announced replicas (`RSHM_NUMA_REPLICAS`, set at setup_fork only then) and every CPU this
+/// process may run on lies in one domain of the server's map; part DATA otherwise. A node of
+/// one domain announces none, so this looks nothing up there.
+pub fn numa_part(reader: &Reader) -> u32 {
+    if std::env::var_os(crate::client::env::NUMA_REPLICAS).is_none() {
+        return part::DATA;
+    }
+    let pin = reader.pin();
+    let Ok(t) = reader.table_arc(&pin, NAMESPACE, part::TOPOLOGY) else {
+        return part::DATA;
+    };
+    let Some(map) = t.get(Realm::Meta, NUMA_MAP_KEY).and_then(|v| v.as_bytes()) else {
+        return part::DATA;
+    };
+    let Ok(cpus) = rustix::thread::sched_getaffinity(None) else {
+        return part::DATA;
+    };
+    let allowed = (0..rustix::thread::CpuSet::MAX_CPU).filter(|&i| cpus.is_set(i));
+    match topo::numa::domain_of(map, allowed) {
+        Some(d) if d < topo::numa::MAX_REPLICAS => part::DATA_REPLICAS + d as u32,
+        _ => part::DATA,
     }
 }

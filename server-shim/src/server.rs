@@ -36,6 +36,9 @@ pub struct ServerOptions {
     /// Publish the node's topology and complete registrations' locality (`rshm.topology`:
     /// true for this machine's, or an hwloc XML document; docs/topology.md).
     pub topology: Option<topo::Source>,
+    /// With topology, replicate each job table per NUMA domain (`rshm.numa`; none on a node
+    /// of one domain).
+    pub numa: bool,
 }
 
 impl Default for ServerOptions {
@@ -46,6 +49,7 @@ impl Default for ServerOptions {
             ownership: Ownership::PRIVATE,
             local_host: None,
             topology: None,
+            numa: false,
         }
     }
 }
@@ -99,6 +103,15 @@ impl ServerOptions {
                         }
                     }
                 }
+                topology::NUMA_INFO_KEY => match i.value {
+                    Value::Bool(b) => o.numa = b,
+                    _ => {
+                        return Err(Error::InvalidArgument(format!(
+                            "{} must be a bool",
+                            topology::NUMA_INFO_KEY
+                        )))
+                    }
+                },
                 keys::HOSTNAME => match &i.value {
                     Value::String(s) => o.local_host = Some(s.clone()),
                     _ => {
@@ -195,7 +208,7 @@ impl Server {
             topology: None,
         };
         if let Some(source) = &opts.topology {
-            let node = topology::NodeTopology::load(source)?;
+            let node = topology::NodeTopology::load(source, opts.numa)?;
             let mut tx = server.writer.begin();
             tx.put_table(topology::NAMESPACE, part::TOPOLOGY, &node.table()?)?;
             tx.commit()?;
@@ -261,6 +274,9 @@ impl Server {
         }
         let mut tx = self.writer.begin();
         tx.put_table(ns, part::DATA, &table)?;
+        if let Some(node) = &self.topology {
+            node.put_replicas(&mut tx, ns, &table)?;
+        }
         tx.commit()?;
         Ok(())
     }
@@ -445,6 +461,15 @@ impl Server {
             (env::NSPACE, ns.to_owned()),
             (env::RANK, rank.to_string()),
         ]
+        .into_iter()
+        .chain(
+            self.topology
+                .as_ref()
+                .map(|t| t.replicas())
+                .filter(|&n| n > 0)
+                .map(|n| (env::NUMA_REPLICAS, n.to_string())),
+        )
+        .collect()
     }
 
     /// Remove the store and every file in it.

@@ -15,7 +15,9 @@ use topo::topology::{load, Source};
 
 /// The server directive that turns it on ([`crate::ServerOptions::topology`]).
 pub const INFO_KEY: &str = "rshm.topology";
-pub use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, XML_KEY};
+pub use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, XML_KEY};
+/// The server directive that turns NUMA replicas on (with topology).
+pub const NUMA_INFO_KEY: &str = "rshm.numa";
 const CPUSET: &str = "pmix.cpuset";
 const LOCALITY_STRING: &str = "pmix.locstr";
 
@@ -23,6 +25,8 @@ const LOCALITY_STRING: &str = "pmix.locstr";
 pub struct NodeTopology {
     topology: Topology,
     xml: String,
+    /// The NUMA domain map, when replicas are written (more than one domain, asked for).
+    numa_map: Option<Vec<u8>>,
 }
 
 fn topo_err(e: impl std::fmt::Display) -> Error {
@@ -32,10 +36,40 @@ fn topo_err(e: impl std::fmt::Display) -> Error {
 impl NodeTopology {
     /// Load from `source` (this machine: hwloc also honours `HWLOC_XMLFILE` and
     /// `HWLOC_SYNTHETIC`).
-    pub fn load(source: &Source) -> Result<NodeTopology> {
+    /// `numa`: write a replica of each job table per NUMA domain (none on a node of one).
+    pub fn load(source: &Source, numa: bool) -> Result<NodeTopology> {
         let topology = load(source).map_err(topo_err)?;
         let xml = topo::to_xml(&topology).map_err(topo_err)?;
-        Ok(NodeTopology { topology, xml })
+        let numa_map = numa.then(|| topo::numa::domain_map(&topology)).flatten();
+        Ok(NodeTopology {
+            topology,
+            xml,
+            numa_map,
+        })
+    }
+
+    /// How many NUMA replicas each job table gets (0: none).
+    pub fn replicas(&self) -> usize {
+        if self.numa_map.is_some() {
+            topo::numa::replicas_wanted(&self.topology)
+        } else {
+            0
+        }
+    }
+
+    /// Write `table` as replica `d` of `ns`'s job table, its pages bound to domain `d` when the
+    /// kernel allows (part [`gds::part::DATA_REPLICAS`] + d).
+    pub fn put_replicas(
+        &self,
+        tx: &mut gds::Transaction<'_>,
+        ns: &str,
+        table: &TableBuilder,
+    ) -> Result<()> {
+        for d in 0..self.replicas() {
+            let part = gds::part::DATA_REPLICAS + d as u32;
+            topo::numa::with_memory_on(&self.topology, d, || tx.put_table(ns, part, table)).0?;
+        }
+        Ok(())
     }
 
     /// The hwloc topology.
@@ -47,6 +81,9 @@ impl NodeTopology {
     pub fn table(&self) -> Result<TableBuilder> {
         let mut t = TableBuilder::new();
         t.insert(Realm::Meta, XML_KEY, &Value::String(self.xml.clone()))?;
+        if let Some(map) = &self.numa_map {
+            t.insert(Realm::Meta, NUMA_MAP_KEY, &Value::ByteObject(map.clone()))?;
+        }
         Ok(t)
     }
 

@@ -41,6 +41,9 @@ pub mod store {
     /// A namespace's relative-locality table (a byte object, [`crate::table`]), in the
     /// metadata realm of its job table.
     pub const LOCALITY_TABLE_KEY: &str = "rshm.locality.table";
+    /// The topology table's NUMA domain map ([`crate::numa`]), a byte object, in the metadata
+    /// realm; only when the store holds replicas.
+    pub const NUMA_MAP_KEY: &str = "rshm.numa.map";
 }
 
 /// `pmix_locality_t` bits (pmix_common.h).
