@@ -3,7 +3,8 @@
 //! `PMIx_Get_relative_locality` of every pair, `PMIx_Load_topology`) runs once on hash alone,
 //! once with the component writing the store with topology on (`gds_rshm_topology`) and the
 //! clients preloaded with librshm_preload.so: every line must be equal and every Get answered
-//! by the store. Bound by core, by hardware thread (4 ranks on this machine's 2), and unbound.
+//! by the store. NUMA replicas are asked for too (`gds_rshm_numa`): this node has one domain,
+//! so they change nothing. Bound by core, by hardware thread (4 ranks on this machine's 2), and unbound.
 
 mod support;
 
