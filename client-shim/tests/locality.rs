@@ -20,7 +20,7 @@ fn pdata(rank: u32, extra: &[(&str, &str)]) -> Info {
 
 fn registration() -> Vec<Info> {
     vec![
-        Info::new("pmix.job.size", Value::Uint32(7)),
+        Info::new("pmix.job.size", Value::Uint32(8)),
         pdata(0, &[("pmix.cpuset", "hwloc:0")]),
         pdata(1, &[("pmix.cpuset", "hwloc:1")]),
         pdata(2, &[("pmix.cpuset", "hwloc:8-9")]),
@@ -32,6 +32,15 @@ fn registration() -> Vec<Info> {
         pdata(4, &[]),
         pdata(5, &[("pmix.cpuset", "hwloc:0-15")]),
         pdata(6, &[("pmix.cpuset", "not a cpuset")]),
+        // A locality string of another type is the host's: nothing derived in its place.
+        Info::array(
+            "pmix.pdata",
+            vec![
+                Info::new("pmix.rank", Value::ProcRank(7)),
+                Info::new("pmix.cpuset", Value::String("hwloc:2".into())),
+                Info::new("pmix.locstr", Value::Uint32(5)),
+            ],
+        ),
     ]
 }
 
@@ -43,7 +52,7 @@ fn server(base: &std::path::Path, topology: Option<Source>) -> Server {
         ..ServerOptions::default()
     })
     .unwrap();
-    s.register_nspace("job", 7, &registration()).unwrap();
+    s.register_nspace("job", 8, &registration()).unwrap();
     s
 }
 
@@ -80,6 +89,11 @@ fn locality_from_cpusets_and_relative_locality_by_rank() {
     assert_eq!(locstr(&r, 4), None);
     assert_eq!(locstr(&r, 5), want(&(0..16).collect::<Vec<_>>()));
     assert_eq!(locstr(&r, 6), None);
+    {
+        let pin = r.pin();
+        let v = r.get(&pin, "job", gds::part::DATA, Realm::Proc(7), "pmix.locstr");
+        assert_eq!(v.unwrap().to_value(), Value::Uint32(5));
+    }
 
     let c = Client::attach(Some(s.path()), Some(("job".into(), 0))).unwrap();
     let local = [0u32, 1, 2, 3, 5];

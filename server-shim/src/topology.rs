@@ -93,22 +93,28 @@ impl NodeTopology {
     /// string, i.e. bound on this node). A cpuset that is not `hwloc:<list>` or not bound
     /// derives nothing, as libpmix derives nothing from it.
     pub fn complete<I: RegInfo>(&self, infos: &[I], table: &mut TableBuilder) -> Result<()> {
-        // rank -> (cpuset, locality string), as registered.
+        // rank -> (cpuset, locality string, whether a locality string of any type was given).
         let mut procs: BTreeMap<u32, (Option<&str>, Option<&str>)> = BTreeMap::new();
         for info in infos {
             if info.key() != keys::PROC_INFO_ARRAY {
                 continue;
             }
             let Some(items) = info.infos() else { continue };
-            let (mut rank, mut cpuset, mut loc) = (None, None, None);
+            let (mut rank, mut cpuset, mut loc, mut has_loc) = (None, None, None, false);
             for i in items {
                 match i.key() {
                     keys::RANK => rank = i.number(),
                     CPUSET => cpuset = i.string(),
-                    LOCALITY_STRING => loc = i.string(),
+                    LOCALITY_STRING => {
+                        has_loc = true;
+                        loc = i.string();
+                    }
                     _ => {}
                 }
             }
+            // A locality string the host gave (of whatever type) is its to answer: nothing is
+            // derived in its place.
+            let cpuset = cpuset.filter(|_| !has_loc);
             if let Some(rank) = rank.filter(|_| cpuset.is_some() || loc.is_some()) {
                 procs.insert(rank, (cpuset, loc));
             }
@@ -137,8 +143,12 @@ impl NodeTopology {
         }
         let ranks: Vec<(u32, Option<&str>)> =
             derived.iter().map(|(r, s)| (*r, s.as_deref())).collect();
-        let bytes = topo::table::build(&ranks).map_err(topo_err)?;
-        table.insert(Realm::Meta, LOCALITY_TABLE_KEY, &Value::ByteObject(bytes))?;
+        // Beyond the table's bounds (more distinct strings, or a wider span of ranks, than it
+        // holds) the namespace gets no table: its clients compare strings instead, and the
+        // registration itself is not refused for it.
+        if let Ok(bytes) = topo::table::build(&ranks) {
+            table.insert(Realm::Meta, LOCALITY_TABLE_KEY, &Value::ByteObject(bytes))?;
+        }
         Ok(())
     }
 }
