@@ -146,3 +146,15 @@ fn without_topology_nothing_is_derived() {
     drop((c, r));
     s.close().unwrap();
 }
+
+#[test]
+fn a_topology_that_does_not_load_creates_no_store() {
+    let base = tempfile::tempdir().unwrap();
+    let r = Server::open(ServerOptions {
+        base_dir: Some(base.path().into()),
+        topology: Some(Source::Xml("<topology".into())),
+        ..ServerOptions::default()
+    });
+    assert!(matches!(r, Err(Error::InvalidArgument(_))));
+    assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
+}

@@ -191,6 +191,11 @@ pub enum PostedData<'a> {
 impl Server {
     /// Create the store.
     pub fn open(opts: ServerOptions) -> Result<Server> {
+        // Loaded before the store exists: a topology that does not load creates nothing.
+        let node = match &opts.topology {
+            Some(source) => Some(topology::NodeTopology::load(source, opts.numa)?),
+            None => None,
+        };
         let base = gds::choose_base_dir(opts.base_dir.as_deref(), opts.server_tmpdir.as_deref());
         let writer = Writer::create(StoreOptions {
             base_dir: Some(base),
@@ -207,8 +212,7 @@ impl Server {
             posted_withdrawn: false,
             topology: None,
         };
-        if let Some(source) = &opts.topology {
-            let node = topology::NodeTopology::load(source, opts.numa)?;
+        if let Some(node) = node {
             let mut tx = server.writer.begin();
             tx.put_table(topology::NAMESPACE, part::TOPOLOGY, &node.table()?)?;
             tx.commit()?;
