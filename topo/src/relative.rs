@@ -5,7 +5,7 @@
 //! two-letter tag is compared, and the level's bit is set when the two lists intersect.
 
 use crate::bits;
-use crate::cpulist::{self, Bits};
+use crate::cpulist;
 
 /// Why no locality was computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,41 +26,75 @@ fn strip(s: &str) -> Option<&str> {
         .then(|| &s[PREFIX.len()..])
 }
 
-/// A list as `hwloc_bitmap_list_sscanf` reads it: a malformed list is the empty set; an open
-/// range (`4-`) runs to infinity.
-#[derive(Default)]
-struct Set {
-    bits: Bits,
-    from: Option<u32>,
+/// A number of a list: ASCII digits, at most `max`.
+fn num(s: &[u8], max: u32) -> Option<u32> {
+    if s.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u64::from(b - b'0');
+        if v > u64::from(max) {
+            return None;
+        }
+    }
+    Some(v as u32)
 }
 
-impl Set {
-    fn parse(list: &str) -> Set {
-        if let Some(bits) = cpulist::parse(list) {
-            return Set { bits, from: None };
+/// One element of a list as an inclusive range; `last` allows an open range (`4-`), which
+/// runs to infinity.
+fn range(part: &[u8], last: bool) -> Option<(u32, u32)> {
+    match part.iter().position(|&b| b == b'-') {
+        Some(i) if last && i + 1 == part.len() => Some((num(&part[..i], u32::MAX)?, u32::MAX)),
+        Some(i) => {
+            let a = num(&part[..i], cpulist::MAX_INDEX)?;
+            let b = num(&part[i + 1..], cpulist::MAX_INDEX)?;
+            (a <= b).then_some((a, b))
         }
-        // The one form the finite parser refuses that hwloc accepts: a last open range.
-        let (head, last) = list.rsplit_once(',').unwrap_or(("", list));
-        match (last.strip_suffix('-'), cpulist::parse(head)) {
-            (Some(n), Some(bits)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-                match n.parse::<u32>() {
-                    Ok(from) => Set {
-                        bits,
-                        from: Some(from),
-                    },
-                    Err(_) => Set::default(),
-                }
-            }
-            _ => Set::default(),
-        }
+        None => num(part, cpulist::MAX_INDEX).map(|a| (a, a)),
     }
+}
 
-    fn intersects(&self, o: &Set) -> bool {
-        let tail = |s: &Set, from: u32| s.from.is_some() || s.bits.iter().any(|i| i >= from);
-        self.bits.intersects(&o.bits)
-            || self.from.is_some_and(|f| tail(o, f))
-            || o.from.is_some_and(|f| tail(self, f))
+/// Ranges kept on the stack: locality lists hold one or two.
+const SMALL: usize = 8;
+
+/// The ranges of a list as `hwloc_bitmap_list_sscanf` reads it: `None` for a malformed list
+/// (hwloc reads it as the empty set); `0-3,8,10-` is (0,3) (8,8) (10,inf).
+fn ranges(list: &str, small: &mut [(u32, u32); SMALL], big: &mut Vec<(u32, u32)>) -> Option<usize> {
+    if list.is_empty() {
+        return Some(0);
     }
+    let mut n = 0;
+    let mut parts = list.as_bytes().split(|&b| b == b',').peekable();
+    while let Some(p) = parts.next() {
+        let r = range(p, parts.peek().is_none())?;
+        if n < SMALL {
+            small[n] = r;
+        } else {
+            if n == SMALL {
+                big.extend_from_slice(small);
+            }
+            big.push(r);
+        }
+        n += 1;
+    }
+    Some(n)
+}
+
+/// Whether two lists share an index.
+fn intersects(a: &str, b: &str) -> bool {
+    let (mut sa, mut sb) = ([(0, 0); SMALL], [(0, 0); SMALL]);
+    let (mut ba, mut bb) = (Vec::new(), Vec::new());
+    let (Some(na), Some(nb)) = (ranges(a, &mut sa, &mut ba), ranges(b, &mut sb, &mut bb)) else {
+        return false;
+    };
+    let ra = if na <= SMALL { &sa[..na] } else { &ba[..] };
+    let rb = if nb <= SMALL { &sb[..nb] } else { &bb[..] };
+    ra.iter()
+        .any(|&(alo, ahi)| rb.iter().any(|&(blo, bhi)| alo <= bhi && blo <= ahi))
 }
 
 /// Compare at most two bytes as `strncmp(a, b, 2)` does on C strings.
@@ -83,8 +117,8 @@ fn tag_bit(field: &str) -> Option<u16> {
 }
 
 /// The fields of a string, as `pmix_argv_split` gives them (empty ones dropped).
-fn fields(s: &str) -> Vec<&str> {
-    s.split(':').filter(|f| !f.is_empty()).collect()
+fn fields(s: &str) -> impl Iterator<Item = &str> + Clone {
+    s.split(':').filter(|f| !f.is_empty())
 }
 
 /// The relative locality (`pmix_locality_t` bits) of two processes of one node by their
@@ -95,13 +129,12 @@ pub fn relative_locality(a: &str, b: &str) -> Result<u16, RelativeError> {
     };
     let mut loc = bits::SHARE_NODE;
     let mut unknown = false;
-    let (fa, fb) = (fields(a), fields(b));
-    for f1 in &fa {
-        let Some(f2) = fb.iter().find(|f2| same_tag(f1, f2)) else {
+    for f1 in fields(a) {
+        let Some(f2) = fields(b).find(|f2| same_tag(f1, f2)) else {
             continue;
         };
-        let rest = |f: &str| f.get(2..).map(Set::parse).unwrap_or_default();
-        if rest(f1).intersects(&rest(f2)) {
+        // A field too short for a list (or split inside a character) is the empty set.
+        if intersects(f1.get(2..).unwrap_or("-"), f2.get(2..).unwrap_or("-")) {
             match tag_bit(f1) {
                 Some(bit) => loc |= bit,
                 None => unknown = true,
@@ -138,6 +171,25 @@ mod tests {
                 | SHARE_CORE
                 | SHARE_HWTHREAD
                 | SHARE_NUMA)
+        );
+    }
+
+    #[test]
+    fn long_lists_as_short_ones() {
+        let a: Vec<String> = (0..20).map(|i| (i * 4).to_string()).collect();
+        let a = format!("hwloc:CR{}", a.join(","));
+        assert_eq!(
+            relative_locality(&a, "hwloc:CR76"),
+            Ok(SHARE_NODE | SHARE_CORE)
+        );
+        assert_eq!(relative_locality(&a, "hwloc:CR77"), Ok(SHARE_NODE));
+        assert_eq!(
+            relative_locality(&a, "hwloc:CR1,2,3,5,6,7,9,10,77-"),
+            Ok(SHARE_NODE)
+        );
+        assert_eq!(
+            relative_locality(&a, "hwloc:CR1,2,3,5,6,7,9,10,76-"),
+            Ok(SHARE_NODE | SHARE_CORE)
         );
     }
 
