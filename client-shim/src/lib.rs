@@ -11,6 +11,7 @@
 pub mod client;
 #[allow(unsafe_code)]
 mod exports;
+pub mod locality;
 
 pub use client::{identity_from_env, Client, Outcome};
 pub use exports::{attach, rshm_client_attach, rshm_client_get_with, with_client};

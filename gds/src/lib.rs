@@ -103,6 +103,11 @@ pub mod part {
     pub const POSTED: u32 = 2;
     /// The RANK_UNDEF index of the namespace's posted keys (`modex::PostedParts`).
     pub const POSTED_INDEX: u32 = 3;
+    /// The node topology (`topo`: hwloc XML), under its own store name.
+    pub const TOPOLOGY: u32 = 4;
+    /// NUMA replicas of the namespace's data table: domain `d`'s is `DATA_REPLICAS + d`, for
+    /// `d` below 8 (`topo::numa`), byte-equal to part DATA, its pages on that domain.
+    pub const DATA_REPLICAS: u32 = 8;
     /// Part of rank 0's own posted table: rank `r`'s is `POSTED_RANKS + r` (`modex::rank_part`),
     /// holding what `r` committed since its values were last merged into `POSTED`.
     pub const POSTED_RANKS: u32 = 16;

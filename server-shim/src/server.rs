@@ -12,6 +12,7 @@ use gds::modex::{FenceBatch, PostedParts, Scope, Staged};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
 mod pending;
+use crate::topology;
 
 pub use pending::{Flushed, Unpublished};
 
@@ -32,6 +33,12 @@ pub struct ServerOptions {
     pub ownership: Ownership,
     /// This node's name, as the registrations name it (`PMIX_HOSTNAME`); default the kernel's.
     pub local_host: Option<String>,
+    /// Publish the node's topology and complete registrations' locality (`rshm.topology`:
+    /// true for this machine's, or an hwloc XML document; docs/topology.md).
+    pub topology: Option<topo::Source>,
+    /// With topology, replicate each job table per NUMA domain (`rshm.numa`; none on a node
+    /// of one domain).
+    pub numa: bool,
 }
 
 impl Default for ServerOptions {
@@ -41,6 +48,8 @@ impl Default for ServerOptions {
             server_tmpdir: None,
             ownership: Ownership::PRIVATE,
             local_host: None,
+            topology: None,
+            numa: false,
         }
     }
 }
@@ -79,6 +88,30 @@ impl ServerOptions {
                 },
                 "pmix.euid" => o.ownership.reader_uid = Some(u32_of(&i.value, "PMIX_USERID")?),
                 "pmix.egid" => o.ownership.reader_gid = Some(u32_of(&i.value, "PMIX_GRPID")?),
+                topology::INFO_KEY => {
+                    o.topology = match &i.value {
+                        Value::Bool(true) => Some(topo::Source::Discover),
+                        Value::Bool(false) => None,
+                        Value::String(xml) if !xml.is_empty() => {
+                            Some(topo::Source::Xml(xml.clone()))
+                        }
+                        _ => {
+                            return Err(Error::InvalidArgument(format!(
+                                "{} must be a bool or an hwloc XML string",
+                                topology::INFO_KEY
+                            )))
+                        }
+                    }
+                }
+                topology::NUMA_INFO_KEY => match i.value {
+                    Value::Bool(b) => o.numa = b,
+                    _ => {
+                        return Err(Error::InvalidArgument(format!(
+                            "{} must be a bool",
+                            topology::NUMA_INFO_KEY
+                        )))
+                    }
+                },
                 keys::HOSTNAME => match &i.value {
                     Value::String(s) => o.local_host = Some(s.clone()),
                     _ => {
@@ -112,6 +145,8 @@ pub struct Server {
     pending: Vec<pending::Staged>,
     /// Posted data withdrawn for good ([`Server::withdraw_posted_for_good`]): no more is taken.
     posted_withdrawn: bool,
+    /// The node's topology, when the server publishes it ([`ServerOptions::topology`]).
+    topology: Option<topology::NodeTopology>,
 }
 
 /// What [`Server::withdraw`] withdrew.
@@ -156,13 +191,18 @@ pub enum PostedData<'a> {
 impl Server {
     /// Create the store.
     pub fn open(opts: ServerOptions) -> Result<Server> {
+        // Loaded before the store exists: a topology that does not load creates nothing.
+        let node = match &opts.topology {
+            Some(source) => Some(topology::NodeTopology::load(source, opts.numa)?),
+            None => None,
+        };
         let base = gds::choose_base_dir(opts.base_dir.as_deref(), opts.server_tmpdir.as_deref());
         let writer = Writer::create(StoreOptions {
             base_dir: Some(base),
             ownership: opts.ownership,
             ..StoreOptions::default()
         })?;
-        Ok(Server {
+        let mut server = Server {
             writer,
             ownership: opts.ownership,
             local_host: opts.local_host.unwrap_or_else(kernel_hostname),
@@ -170,7 +210,15 @@ impl Server {
             resources: None,
             pending: Vec::new(),
             posted_withdrawn: false,
-        })
+            topology: None,
+        };
+        if let Some(node) = node {
+            let mut tx = server.writer.begin();
+            tx.put_table(topology::NAMESPACE, part::TOPOLOGY, &node.table()?)?;
+            tx.commit()?;
+            server.topology = Some(node);
+        }
+        Ok(server)
     }
 
     /// The store directory (what clients attach to).
@@ -224,9 +272,15 @@ impl Server {
         if nlocalprocs < 0 {
             return Err(Error::InvalidArgument("nlocalprocs < 0".into()));
         }
-        let (table, _summary) = jobdata::build(Some(&self.local_host), infos)?;
+        let (mut table, _summary) = jobdata::build(Some(&self.local_host), infos)?;
+        if let Some(node) = &self.topology {
+            node.complete(infos, &mut table)?;
+        }
         let mut tx = self.writer.begin();
         tx.put_table(ns, part::DATA, &table)?;
+        if let Some(node) = &self.topology {
+            node.put_replicas(&mut tx, ns, &table)?;
+        }
         tx.commit()?;
         Ok(())
     }
@@ -411,6 +465,15 @@ impl Server {
             (env::NSPACE, ns.to_owned()),
             (env::RANK, rank.to_string()),
         ]
+        .into_iter()
+        .chain(
+            self.topology
+                .as_ref()
+                .map(|t| t.replicas())
+                .filter(|&n| n > 0)
+                .map(|n| (env::NUMA_REPLICAS, n.to_string())),
+        )
+        .collect()
     }
 
     /// Remove the store and every file in it.
