@@ -29,6 +29,10 @@
  * overrides $RSHM_DIR). Its storage is the MCA variable system's. */
 static char *param_dir = NULL;
 int rshm_verbose = 0;
+/* gds_rshm_topology: publish the node's topology and complete locality (rshm.topology);
+ * gds_rshm_numa: with it, NUMA replicas of the job tables (rshm.numa). */
+static bool param_topology = false;
+static bool param_numa = false;
 
 /* From init's info: the job's user and group, who may read the store (Slurm's slurmstepd runs
  * as root for a user's tasks), and the server's tmpdir. Written by init and finalize, read when
@@ -51,6 +55,21 @@ int rshm_register_params(const pmix_mca_base_component_t *component)
         "Verbosity of the rshm gds component: > 0 logs to stderr where the store was created "
         "and why a client declined it (default: 0)",
         PMIX_MCA_BASE_VAR_TYPE_INT, &rshm_verbose);
+    param_topology = false;
+    (void) pmix_mca_base_component_var_register(
+        component, "topology",
+        "Publish the node's hwloc topology in the store and complete registrations' locality "
+        "(locality strings from cpusets, the relative-locality table; docs/topology.md). Clients "
+        "then answer a PMIX_LOCALITY_STRING hash would not hold where a host registers a cpuset "
+        "without its string (default: false)",
+        PMIX_MCA_BASE_VAR_TYPE_BOOL, &param_topology);
+    param_numa = false;
+    (void) pmix_mca_base_component_var_register(
+        component, "numa",
+        "With gds_rshm_topology: on a node of several NUMA domains, a replica of each job table "
+        "per domain, read by the clients bound within it (none on a node of one domain; "
+        "docs/topology.md) (default: false)",
+        PMIX_MCA_BASE_VAR_TYPE_BOOL, &param_numa);
     return PMIX_SUCCESS;
 }
 
@@ -113,6 +132,14 @@ size_t rshm_open_info(pmix_info_t info[RSHM_OPEN_INFO], const char *hostname)
     if (NULL != param_dir && '\0' != param_dir[0]) {
         PMIX_INFO_LOAD(&info[n], RSHM_SERVER_INFO_DIR, param_dir, PMIX_STRING);
         n++;
+    }
+    if (param_topology) {
+        PMIX_INFO_LOAD(&info[n], "rshm.topology", &param_topology, PMIX_BOOL);
+        n++;
+        if (param_numa) {
+            PMIX_INFO_LOAD(&info[n], "rshm.numa", &param_numa, PMIX_BOOL);
+            n++;
+        }
     }
     return n;
 }

@@ -34,9 +34,10 @@ void rshm_forget_init_info(void);
 
 /* rshm_server_open's info, at most RSHM_OPEN_INFO entries: PMIX_HOSTNAME (when `hostname` is
  * not NULL), PMIX_USERID / PMIX_GRPID and PMIX_SERVER_TMPDIR as init gave them, and
- * RSHM_SERVER_INFO_DIR = gds_rshm_dir when set. Returns how many were loaded; the caller
+ * RSHM_SERVER_INFO_DIR = gds_rshm_dir when set, rshm.topology (and rshm.numa) when
+ * gds_rshm_topology (and gds_rshm_numa) are. Returns how many were loaded; the caller
  * destructs each after the call. */
-#define RSHM_OPEN_INFO 5
+#define RSHM_OPEN_INFO 7
 size_t rshm_open_info(pmix_info_t info[RSHM_OPEN_INFO], const char *hostname);
 
 #endif

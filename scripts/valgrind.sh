@@ -29,3 +29,8 @@ for exe in "${exes[@]}"; do
 done
 echo "valgrind: gds unit tests of the decoders"
 memcheck "$lib" --test-threads=1 -q column_blocks node_names bytes value
+# topo's readers of store bytes: the relative-locality table (hostile bytes), the list form.
+topo_lib=$(cargo test -q -p topo --lib --no-run --message-format=json 2>/dev/null |
+  sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n1)
+echo "valgrind: topo unit tests of the table and list decoders"
+memcheck "$topo_lib" --test-threads=1 -q table cpulist relative

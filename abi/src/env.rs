@@ -12,6 +12,10 @@ pub const STORE_OWNER: &str = gds::ENV_STORE_OWNER;
 /// `PMIX_NAMESPACE` / `PMIX_RANK`, read as a fallback).
 pub const NSPACE: &str = "RSHM_NSPACE";
 pub const RANK: &str = "RSHM_RANK";
+/// How many NUMA replicas of the job tables the store holds (docs/topology.md "NUMA"); set
+/// by setup_fork only when it holds some, so that a client of a single-domain node looks
+/// nothing up.
+pub const NUMA_REPLICAS: &str = "RSHM_NUMA_REPLICAS";
 /// A server's explicit store base directory, used as given (`gds::choose_base_dir`);
 /// [`INFO_DIR`] overrides it.
 pub const DIR: &str = gds::ENV_DIR;

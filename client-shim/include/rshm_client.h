@@ -109,6 +109,26 @@ size_t rshm_client_release_pointers(void);
 // `buf` is NULL (with `len` 0) or writable for `len` bytes.
 size_t rshm_client_last_error(char *buf, size_t len);
 
+// The relative locality (`pmix_locality_t`) of ranks `rank1` and `rank2` of `nspace`, by one
+// lookup in the namespace's relative-locality table (docs/topology.md): what
+// `PMIx_Get_relative_locality` answers for their locality strings. `PMIX_ERR_NOT_FOUND` when
+// the store has no table for `nspace` (its server did not turn topology on) or either rank is
+// not one of its processes on this node.
+//
+// # Safety
+// `nspace` is a NUL-terminated string; `locality` is NULL or writable.
+pmix_status_t rshm_client_relative_locality(const char *nspace,
+                                            uint32_t rank1,
+                                            uint32_t rank2,
+                                            uint16_t *locality);
+
+// The node topology's hwloc v2 XML the server published, NUL-terminated and allocated with
+// malloc into `*xml` (the caller frees it). `PMIX_ERR_NOT_FOUND` when it published none.
+//
+// # Safety
+// `xml` is NULL or writable.
+pmix_status_t rshm_client_topology_xml(char **xml);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -22,6 +22,9 @@ pub use abi::env;
 pub struct Client {
     reader: Reader,
     me: Option<(String, u32)>,
+    /// Where job tables are read: part DATA, or this process's NUMA replica of them
+    /// ([`crate::locality::numa_part`], chosen once at attach).
+    data_part: u32,
     /// PMIX_GET_POINTER_VALUES answers, by the hash of what was asked ([`Asked`]): a lookup
     /// by borrowed strings, where a map keyed by owned ones would allocate on every Get.
     pointers: Mutex<HashMap<u64, Vec<Held>>>,
@@ -74,6 +77,7 @@ impl Client {
             None => Reader::attach_from_env()?,
         };
         Ok(Client {
+            data_part: crate::locality::numa_part(&reader),
             reader,
             me: me.or_else(identity_from_env),
             pointers: Mutex::new(HashMap::new()),
@@ -81,6 +85,11 @@ impl Client {
     }
 
     /// The attached reader.
+    /// The part job tables are read from (`gds::part::DATA`, or `DATA_REPLICAS + domain`).
+    pub fn data_part(&self) -> u32 {
+        self.data_part
+    }
+
     pub fn reader(&self) -> &Reader {
         &self.reader
     }
@@ -113,9 +122,10 @@ impl Client {
         key: &str,
         req: &GetRequest,
     ) -> Decision<'p> {
-        jobdata::decide(
+        jobdata::decide_in(
             &self.reader,
             pin,
+            self.data_part,
             self.caller(ns),
             ns,
             rank,

@@ -491,3 +491,69 @@ pub unsafe extern "C" fn rshm_client_last_error(buf: *mut c_char, len: usize) ->
     // SAFETY: caller contract.
     ffi_or(0, || unsafe { abi::c::copy_last_error(buf, len) })
 }
+
+/// The relative locality (`pmix_locality_t`) of ranks `rank1` and `rank2` of `nspace`, by one
+/// lookup in the namespace's relative-locality table (docs/topology.md): what
+/// `PMIx_Get_relative_locality` answers for their locality strings. `PMIX_ERR_NOT_FOUND` when
+/// the store has no table for `nspace` (its server did not turn topology on) or either rank is
+/// not one of its processes on this node.
+///
+/// # Safety
+/// `nspace` is a NUL-terminated string; `locality` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_client_relative_locality(
+    nspace: *const c_char,
+    rank1: u32,
+    rank2: u32,
+    locality: *mut u16,
+) -> pmix_status_t {
+    ffi_status(|| {
+        if locality.is_null() {
+            return Err(AbiError::BadParam("NULL locality".into()));
+        }
+        // SAFETY: caller contract (a NUL-terminated string).
+        let ns = unsafe { c_str(nspace, gds::layout::MAX_NSPACE_LEN + 1) }?;
+        let loc = with_client(|c| {
+            c.relative_locality(ns, rank1, rank2)
+                .map_err(AbiError::Store)
+        })?;
+        // SAFETY: checked non-NULL; the caller gave a writable pmix_locality_t.
+        unsafe { locality.write(loc) };
+        Ok(())
+    })
+}
+
+/// The node topology's hwloc v2 XML the server published, NUL-terminated and allocated with
+/// malloc into `*xml` (the caller frees it). `PMIX_ERR_NOT_FOUND` when it published none.
+///
+/// # Safety
+/// `xml` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_client_topology_xml(xml: *mut *mut c_char) -> pmix_status_t {
+    ffi_status(|| {
+        if xml.is_null() {
+            return Err(AbiError::BadParam("NULL xml".into()));
+        }
+        let p = with_client(|c| {
+            c.with_topology_xml(|s| {
+                // SAFETY: malloc of len + 1 bytes, written in bounds below.
+                let p = unsafe { libc::malloc(s.len() + 1) }.cast::<u8>();
+                if !p.is_null() {
+                    // SAFETY: `p` holds s.len() + 1 bytes; `s` does not overlap it.
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(s.as_ptr(), p, s.len());
+                        p.add(s.len()).write(0);
+                    }
+                }
+                p
+            })
+            .map_err(AbiError::Store)
+        })?;
+        if p.is_null() {
+            return Err(AbiError::Store(gds::Error::OutOfSpace));
+        }
+        // SAFETY: checked non-NULL above.
+        unsafe { xml.write(p.cast()) };
+        Ok(())
+    })
+}

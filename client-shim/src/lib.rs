@@ -11,6 +11,7 @@
 pub mod client;
 #[allow(unsafe_code)]
 mod exports;
+pub mod locality;
 pub mod sets;
 
 pub use client::{identity_from_env, Client, Outcome};

@@ -105,11 +105,16 @@ pub mod part {
     pub const POSTED: u32 = 2;
     /// The RANK_UNDEF index of the namespace's posted keys (`modex::PostedParts`).
     pub const POSTED_INDEX: u32 = 3;
+    /// The node topology (`topo`: hwloc XML), under its own store name.
+    pub const TOPOLOGY: u32 = 4;
     /// The process sets (`psets`), under the store name `rshm.psets`.
-    pub const PSETS: u32 = 4;
+    pub const PSETS: u32 = 5;
     /// The process groups (`psets::groups`): the group index under the store name
     /// `rshm.groups`, and each group's own table under its group id.
-    pub const GROUPS: u32 = 5;
+    pub const GROUPS: u32 = 6;
+    /// NUMA replicas of the namespace's data table: domain `d`'s is `DATA_REPLICAS + d`, for
+    /// `d` below 8 (`topo::numa`), byte-equal to part DATA, its pages on that domain.
+    pub const DATA_REPLICAS: u32 = 8;
     /// Part of rank 0's own posted table: rank `r`'s is `POSTED_RANKS + r` (`modex::rank_part`),
     /// holding what `r` committed since its values were last merged into `POSTED`.
     pub const POSTED_RANKS: u32 = 16;

@@ -9,6 +9,7 @@
 #[allow(unsafe_code)]
 mod exports;
 pub mod server;
+pub mod topology;
 
 pub use server::{
     Flushed, PostedData, PostedRef, PostedValue, Server, ServerOptions, Unpublished, Withdrawn,

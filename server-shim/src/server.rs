@@ -14,6 +14,7 @@ use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 mod groups;
 mod pending;
 mod psets;
+use crate::topology;
 
 pub use pending::{Flushed, Unpublished};
 
@@ -34,6 +35,12 @@ pub struct ServerOptions {
     pub ownership: Ownership,
     /// This node's name, as the registrations name it (`PMIX_HOSTNAME`); default the kernel's.
     pub local_host: Option<String>,
+    /// Publish the node's topology and complete registrations' locality (`rshm.topology`:
+    /// true for this machine's, or an hwloc XML document; docs/topology.md).
+    pub topology: Option<topo::Source>,
+    /// With topology, replicate each job table per NUMA domain (`rshm.numa`; none on a node
+    /// of one domain).
+    pub numa: bool,
 }
 
 impl Default for ServerOptions {
@@ -43,6 +50,8 @@ impl Default for ServerOptions {
             server_tmpdir: None,
             ownership: Ownership::PRIVATE,
             local_host: None,
+            topology: None,
+            numa: false,
         }
     }
 }
@@ -81,6 +90,30 @@ impl ServerOptions {
                 },
                 "pmix.euid" => o.ownership.reader_uid = Some(u32_of(&i.value, "PMIX_USERID")?),
                 "pmix.egid" => o.ownership.reader_gid = Some(u32_of(&i.value, "PMIX_GRPID")?),
+                topology::INFO_KEY => {
+                    o.topology = match &i.value {
+                        Value::Bool(true) => Some(topo::Source::Discover),
+                        Value::Bool(false) => None,
+                        Value::String(xml) if !xml.is_empty() => {
+                            Some(topo::Source::Xml(xml.clone()))
+                        }
+                        _ => {
+                            return Err(Error::InvalidArgument(format!(
+                                "{} must be a bool or an hwloc XML string",
+                                topology::INFO_KEY
+                            )))
+                        }
+                    }
+                }
+                topology::NUMA_INFO_KEY => match i.value {
+                    Value::Bool(b) => o.numa = b,
+                    _ => {
+                        return Err(Error::InvalidArgument(format!(
+                            "{} must be a bool",
+                            topology::NUMA_INFO_KEY
+                        )))
+                    }
+                },
                 keys::HOSTNAME => match &i.value {
                     Value::String(s) => o.local_host = Some(s.clone()),
                     _ => {
@@ -118,6 +151,8 @@ pub struct Server {
     psets: gds::psets::Registry,
     /// The process groups constructed (`groups.rs`).
     groups: gds::psets::groups::Groups,
+    /// The node's topology, when the server publishes it ([`ServerOptions::topology`]).
+    topology: Option<topology::NodeTopology>,
 }
 
 /// What [`Server::withdraw`] withdrew.
@@ -162,13 +197,18 @@ pub enum PostedData<'a> {
 impl Server {
     /// Create the store.
     pub fn open(opts: ServerOptions) -> Result<Server> {
+        // Loaded before the store exists: a topology that does not load creates nothing.
+        let node = match &opts.topology {
+            Some(source) => Some(topology::NodeTopology::load(source, opts.numa)?),
+            None => None,
+        };
         let base = gds::choose_base_dir(opts.base_dir.as_deref(), opts.server_tmpdir.as_deref());
         let writer = Writer::create(StoreOptions {
             base_dir: Some(base),
             ownership: opts.ownership,
             ..StoreOptions::default()
         })?;
-        Ok(Server {
+        let mut server = Server {
             writer,
             ownership: opts.ownership,
             local_host: opts.local_host.unwrap_or_else(kernel_hostname),
@@ -178,7 +218,15 @@ impl Server {
             posted_withdrawn: false,
             psets: gds::psets::Registry::new(),
             groups: gds::psets::groups::Groups::new(),
-        })
+            topology: None,
+        };
+        if let Some(node) = node {
+            let mut tx = server.writer.begin();
+            tx.put_table(topology::NAMESPACE, part::TOPOLOGY, &node.table()?)?;
+            tx.commit()?;
+            server.topology = Some(node);
+        }
+        Ok(server)
     }
 
     /// The store directory (what clients attach to).
@@ -232,9 +280,15 @@ impl Server {
         if nlocalprocs < 0 {
             return Err(Error::InvalidArgument("nlocalprocs < 0".into()));
         }
-        let (table, _summary) = jobdata::build(Some(&self.local_host), infos)?;
+        let (mut table, _summary) = jobdata::build(Some(&self.local_host), infos)?;
+        if let Some(node) = &self.topology {
+            node.complete(infos, &mut table)?;
+        }
         let mut tx = self.writer.begin();
         tx.put_table(ns, part::DATA, &table)?;
+        if let Some(node) = &self.topology {
+            node.put_replicas(&mut tx, ns, &table)?;
+        }
         tx.commit()?;
         Ok(())
     }
@@ -419,6 +473,15 @@ impl Server {
             (env::NSPACE, ns.to_owned()),
             (env::RANK, rank.to_string()),
         ]
+        .into_iter()
+        .chain(
+            self.topology
+                .as_ref()
+                .map(|t| t.replicas())
+                .filter(|&n| n > 0)
+                .map(|n| (env::NUMA_REPLICAS, n.to_string())),
+        )
+        .collect()
     }
 
     /// Remove the store and every file in it.

@@ -81,6 +81,32 @@ static void il_add_extra(infolist_t *l, const kvlist_t *x)
     }
 }
 
+/* With PMIX_HOST_GEN_LOCALITY set, a proc given a PMIX_CPUSET string also gets the
+ * PMIX_LOCALITY_STRING libpmix makes of it (PMIx_server_generate_locality_string), as a host
+ * such as PRRTE registers both: the reference the store's own derivation is compared with. */
+static void add_locality(infolist_t *l, const kvlist_t *x)
+{
+    if (NULL == getenv("PMIX_HOST_GEN_LOCALITY")) {
+        return;
+    }
+    for (size_t i = 0; i < x->n; i++) {
+        if (strcmp(x->v[i].key, PMIX_CPUSET) || PMIX_STRING != x->v[i].val.type) {
+            continue;
+        }
+        pmix_cpuset_t cs;
+        PMIX_CPUSET_CONSTRUCT(&cs);
+        if (PMIX_SUCCESS != PMIx_Parse_cpuset_string(x->v[i].val.data.string, &cs)) {
+            continue;
+        }
+        char *loc = NULL;
+        if (PMIX_SUCCESS == PMIx_server_generate_locality_string(&cs, &loc) && NULL != loc) {
+            il_add_str(l, PMIX_LOCALITY_STRING, loc);
+        }
+        free(loc);
+        PMIx_Cpuset_destruct(&cs);
+    }
+}
+
 /* "0,1,2" from a sorted rank array */
 static char *rank_csv(const pmix_rank_t *r, int n)
 {
@@ -210,6 +236,7 @@ void build_registration(infolist_t *top, const char *client_cmd)
             il_add_str(&pl, PMIX_HOSTNAME, job.nodes[p->node].name);
         }
         il_add_extra(&pl, &p->extra);
+        add_locality(&pl, &p->extra);
         il_add_array(top, PMIX_PROC_INFO_ARRAY, &pl);
     }
 }

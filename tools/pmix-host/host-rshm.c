@@ -49,10 +49,14 @@ void rshm_load(const char *path, const char *tmpdir, const char *hostname)
     p = rshm_sym(lib, "rshm_server_define_psets");   memcpy(&rshm.define_psets, &p, sizeof(p));
     p = rshm_sym(lib, "rshm_server_group_construct"); memcpy(&rshm.group_construct, &p, sizeof(p));
     p = rshm_sym(lib, "rshm_server_group_destruct"); memcpy(&rshm.group_destruct, &p, sizeof(p));
-    pmix_info_t info[2];
+    /* PMIX_HOST_RSHM_TOPOLOGY set: the store publishes the topology and completes locality. */
+    pmix_info_t info[3];
+    bool topology = NULL != getenv("PMIX_HOST_RSHM_TOPOLOGY");
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_HOSTNAME, hostname, PMIX_STRING);
-    rshm_check(rshm.open(info, 2, &rshm.h), "open");
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
+    PMIX_INFO_LOAD(&info[2], "rshm.topology", &topology, PMIX_BOOL);
+    rshm_check(rshm.open(info, 3, &rshm.h), "open");
+    for (int i = 0; i < 3; i++) {
+        PMIX_INFO_DESTRUCT(&info[i]);
+    }
 }

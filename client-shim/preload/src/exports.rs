@@ -115,6 +115,127 @@ pub unsafe extern "C" fn PMIx_Get(
     })
 }
 
+const PMIX_ERR_TAKE_NEXT_OPTION: pmix_status_t = -1366;
+
+type RelFn = unsafe extern "C" fn(*const c_char, *const c_char, *mut u16) -> pmix_status_t;
+type LoadFn = unsafe extern "C" fn(*mut pmix_topology_t) -> pmix_status_t;
+
+/// `pmix_topology_t` (pmix_common.h).
+#[repr(C)]
+pub struct pmix_topology_t {
+    source: *mut c_char,
+    topology: *mut libc::c_void,
+}
+
+/// The next definition of `name` (libpmix's), or None.
+fn next_fn(name: &core::ffi::CStr) -> Option<usize> {
+    // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name only looks the symbol up.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    (!p.is_null()).then_some(p as usize)
+}
+
+/// `PMIx_Get_relative_locality`, interposed: two locality strings compared in the caller's
+/// thread without hwloc (`topo::relative_locality`), with libpmix 4.2.2's very answers,
+/// statuses included: it returns `PMIX_ERR_TAKE_NEXT_OPTION` with the locality set when both
+/// strings are hwloc's, and without it when either is not; `PMIX_ERROR` for a tag it does not
+/// know. Before the store is attached, or with a NULL argument, libpmix answers.
+///
+/// # Safety
+/// PMIx_Get_relative_locality's contract (pmix.h).
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Get_relative_locality(
+    locality1: *const c_char,
+    locality2: *const c_char,
+    locality: *mut u16,
+) -> pmix_status_t {
+    ffi_or(PMIX_ERROR, || {
+        if !locality1.is_null() && !locality2.is_null() && !locality.is_null() && attached() {
+            // SAFETY: the caller's NUL-terminated strings (pmix.h contract).
+            let (a, b) = unsafe {
+                (
+                    core::ffi::CStr::from_ptr(locality1).to_str(),
+                    core::ffi::CStr::from_ptr(locality2).to_str(),
+                )
+            };
+            if let (Ok(a), Ok(b)) = (a, b) {
+                let (status, loc) = match topo::relative_locality(a, b) {
+                    Ok(l) => (PMIX_ERR_TAKE_NEXT_OPTION, Some(l)),
+                    Err(topo::RelativeError::NotHwloc) => (PMIX_ERR_TAKE_NEXT_OPTION, None),
+                    Err(topo::RelativeError::Unrecognized(l)) => (PMIX_ERROR, Some(l)),
+                };
+                if let Some(l) = loc {
+                    // SAFETY: checked non-NULL; the caller's pmix_locality_t.
+                    unsafe { locality.write(l) };
+                }
+                return status;
+            }
+        }
+        static NEXT: OnceLock<Option<usize>> = OnceLock::new();
+        match *NEXT.get_or_init(|| next_fn(c"PMIx_Get_relative_locality")) {
+            // SAFETY: libpmix's function of exactly this signature, with the caller's
+            // arguments.
+            Some(f) => unsafe {
+                core::mem::transmute::<usize, RelFn>(f)(locality1, locality2, locality)
+            },
+            None => PMIX_ERR_NOT_SUPPORTED,
+        }
+    })
+}
+
+/// `PMIx_Load_topology`, interposed: when the server published the node's topology in the
+/// store, the hwloc topology is built from its XML at the first call and that one handed out
+/// from then on, as libpmix hands out its own (`source` "hwloc:<release>", set when the caller gave
+/// none; one that names another source goes to libpmix). Otherwise libpmix answers.
+///
+/// # Safety
+/// PMIx_Load_topology's contract (pmix.h).
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Load_topology(topo: *mut pmix_topology_t) -> pmix_status_t {
+    ffi_or(PMIX_ERROR, || {
+        // SAFETY: a non-NULL `topo` is the caller's pmix_topology_t.
+        let source = (!topo.is_null()).then(|| unsafe { (*topo).source });
+        let hwloc_source = |s: *mut c_char| {
+            // SAFETY: a non-NULL source is a NUL-terminated string (pmix.h contract).
+            s.is_null() || unsafe { libc::strncasecmp(s, c"hwloc".as_ptr(), 5) } == 0
+        };
+        if let Some(src) = source.filter(|s| hwloc_source(*s)) {
+            if let Some(t) = store_topology() {
+                if src.is_null() {
+                    // SAFETY: strdup of a static NUL-terminated string (topo::SOURCE ends in NUL).
+                    let s = unsafe { libc::strdup(topo::SOURCE.as_ptr().cast()) };
+                    if s.is_null() {
+                        return PMIX_ERR_NOMEM;
+                    }
+                    // SAFETY: `topo` checked non-NULL above.
+                    unsafe { (*topo).source = s };
+                }
+                // SAFETY: `topo` checked non-NULL above.
+                unsafe { (*topo).topology = t as *mut libc::c_void };
+                return PMIX_SUCCESS;
+            }
+        }
+        static NEXT: OnceLock<Option<usize>> = OnceLock::new();
+        match *NEXT.get_or_init(|| next_fn(c"PMIx_Load_topology")) {
+            // SAFETY: libpmix's function of exactly this signature, with the caller's argument.
+            Some(f) => unsafe { core::mem::transmute::<usize, LoadFn>(f)(topo) },
+            None => PMIX_ERR_NOT_SUPPORTED,
+        }
+    })
+}
+
+/// The topology built from the store's XML, once per process (0 when there is none).
+fn store_topology() -> Option<usize> {
+    static TOPO: OnceLock<usize> = OnceLock::new();
+    let t = *TOPO.get_or_init(|| {
+        if !attached() {
+            return 0;
+        }
+        rshm_client::with_client(|c| c.hwloc_topology().map_err(abi::AbiError::Store))
+            .map_or(0, |p| p as usize)
+    });
+    (t != 0).then_some(t)
+}
+
 fn next_query() -> Option<QueryFn> {
     static NEXT: OnceLock<Option<QueryFn>> = OnceLock::new();
     *NEXT.get_or_init(|| {

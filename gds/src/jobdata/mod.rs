@@ -17,7 +17,7 @@ pub mod resources;
 pub mod synthetic;
 
 pub use facts::JobMeta;
-pub use policy::{decide, Decision, Directives, Pass};
+pub use policy::{decide, decide_in, Decision, Directives, Pass};
 pub use query::{Qualifiers, TargetRank};
 pub use register::{build, Ahead, JobSummary, RegInfo};
 pub use resolve::{get, get_by_rules_only, is_local};

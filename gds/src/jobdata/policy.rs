@@ -146,14 +146,48 @@ pub fn decide<'p>(
     key: &str,
     d: &Directives,
 ) -> Decision<'p> {
+    decide_in(reader, pin, part::DATA, caller, ns, rank, key, d)
+}
+
+/// [`decide`] reading the namespace's job data from `data_part`: its NUMA replica
+/// (`part::DATA_REPLICAS + domain`, a byte-equal copy of part DATA) when the reader chose one,
+/// part DATA when that replica is not published.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn decide_in<'p>(
+    reader: &'p Reader,
+    pin: &'p Pin<'_>,
+    data_part: u32,
+    caller: Option<u32>,
+    ns: &str,
+    rank: u32,
+    key: &str,
+    d: &Directives,
+) -> Decision<'p> {
     if d.is_plain() && !special(rank) && keys::is_reserved(key) {
-        if let Ok(t) = reader.table_arc(pin, ns, part::DATA) {
+        if let Ok(t) = job_table(reader, pin, ns, data_part) {
             if let Some(v) = get_plain(t, caller, TargetRank::from_raw(rank), key) {
                 return Decision::Answer(v, t);
             }
         }
     }
-    decide_general(reader, pin, caller, ns, rank, key, d)
+    decide_general_in(reader, pin, data_part, caller, ns, rank, key, d)
+}
+
+/// The job table of `ns`: part `data_part` when that is a replica and published, else DATA.
+#[inline(always)]
+fn job_table<'p>(
+    reader: &'p Reader,
+    pin: &'p Pin<'_>,
+    ns: &str,
+    data_part: u32,
+) -> crate::Result<&'p Arc<TableView>> {
+    if data_part != part::DATA {
+        if let Ok(t) = reader.table_arc(pin, ns, data_part) {
+            return Ok(t);
+        }
+    }
+    reader.table_arc(pin, ns, part::DATA)
 }
 
 /// PMIx's special ranks other than WILDCARD and UNDEF.
@@ -163,10 +197,24 @@ fn special(rank: u32) -> bool {
 }
 
 /// [`decide`] in full: directives, the retrieval rules, posted data, and what a miss means.
-#[inline(never)]
 pub fn decide_general<'p>(
     reader: &'p Reader,
     pin: &'p Pin<'_>,
+    caller: Option<u32>,
+    ns: &str,
+    rank: u32,
+    key: &str,
+    d: &Directives,
+) -> Decision<'p> {
+    decide_general_in(reader, pin, part::DATA, caller, ns, rank, key, d)
+}
+
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn decide_general_in<'p>(
+    reader: &'p Reader,
+    pin: &'p Pin<'_>,
+    data_part: u32,
     caller: Option<u32>,
     ns: &str,
     rank: u32,
@@ -181,7 +229,7 @@ pub fn decide_general<'p>(
     }
     let target = TargetRank::from_raw(rank);
     let q = &d.qualifiers;
-    let job = reader.table_arc(pin, ns, part::DATA);
+    let job = job_table(reader, pin, ns, data_part);
     let from_job = |job: crate::Result<&'p Arc<TableView>>| -> Decision<'p> {
         let t = match job {
             Ok(t) => t,

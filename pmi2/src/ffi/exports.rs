@@ -23,10 +23,11 @@ pub struct PMI2_Connect_comm_t {
     _private: [u8; 0],
 }
 
-/// A call's outcome as its return code (and a message on stderr when `$RSHM_PMI2_VERBOSE` is
-/// set). Each export runs its body inside `ffi_or(PMI2_FAIL, ..)`: a panic is PMI2_FAIL.
-fn code(name: &str, r: Result<()>) -> c_int {
-    match r {
+/// Run an export's body and return its outcome as the return code (and a message on stderr
+/// when `$RSHM_PMI2_VERBOSE` is set). Each export calls it inside `ffi_or(PMI2_FAIL, ..)`: a
+/// panic is PMI2_FAIL.
+fn code(name: &str, body: impl FnOnce() -> Result<()>) -> c_int {
+    match body() {
         Ok(()) => PMI2_SUCCESS,
         Err(e) => {
             if std::env::var_os("RSHM_PMI2_VERBOSE").is_some() {
@@ -127,7 +128,7 @@ pub unsafe extern "C" fn PMI2_Init(
     subversion: *mut c_int,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Init", || {
             let s = state::init()?;
             // SAFETY: each is NULL or a writable int (caller contract).
             unsafe {
@@ -139,14 +140,13 @@ pub unsafe extern "C" fn PMI2_Init(
                 set(subversion, 0);
             }
             Ok(())
-        })();
-        code("PMI2_Init", r)
+        })
     })
 }
 
 #[no_mangle]
 pub extern "C" fn PMI2_Finalize() -> c_int {
-    ffi_or(PMI2_FAIL, || code("PMI2_Finalize", state::finalize()))
+    ffi_or(PMI2_FAIL, || code("PMI2_Finalize", state::finalize))
 }
 
 #[no_mangle]
@@ -159,7 +159,7 @@ pub extern "C" fn PMI2_Initialized() -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_Abort(flag: c_int, msg: *const c_char) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Abort", || {
             let s = state::current()?;
             let text = if msg.is_null() {
                 String::new()
@@ -174,8 +174,7 @@ pub unsafe extern "C" fn PMI2_Abort(flag: c_int, msg: *const c_char) -> c_int {
             }
             let whom = (flag == 0).then_some((s.ns.as_str(), s.rank));
             crate::ffi::pmix::abort(1, &text, whom)
-        })();
-        code("PMI2_Abort", r)
+        })
     })
 }
 
@@ -184,12 +183,11 @@ pub unsafe extern "C" fn PMI2_Abort(flag: c_int, msg: *const c_char) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_Job_GetId(job_id: *mut c_char, job_id_size: c_int) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Job_GetId", || {
             let s = state::current()?;
             // SAFETY: caller contract.
             unsafe { copy_out(job_id, job_id_size, &s.ns, "jobId") }
-        })();
-        code("PMI2_Job_GetId", r)
+        })
     })
 }
 
@@ -212,7 +210,7 @@ pub unsafe extern "C" fn PMI2_Job_Spawn(
     errors: *mut c_int,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Job_Spawn", || {
             let s = state::current()?;
             if count <= 0 || cmds.is_null() || maxprocs.is_null() {
                 return Err(Pmi2Error::new(
@@ -277,8 +275,7 @@ pub unsafe extern "C" fn PMI2_Job_Spawn(
                 }
             }
             Ok(())
-        })();
-        code("PMI2_Job_Spawn", r)
+        })
     })
 }
 
@@ -290,13 +287,12 @@ pub unsafe extern "C" fn PMI2_Job_Connect(
     _conn: *mut PMI2_Connect_comm_t,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Job_Connect", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let job = check::job_id(unsafe { bytes(job_id, 256, "jobId") }?)?;
             s.connect(job, true)
-        })();
-        code("PMI2_Job_Connect", r)
+        })
     })
 }
 
@@ -305,13 +301,12 @@ pub unsafe extern "C" fn PMI2_Job_Connect(
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_Job_Disconnect(job_id: *const c_char) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Job_Disconnect", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let job = check::job_id(unsafe { bytes(job_id, 256, "jobId") }?)?;
             s.connect(job, false)
-        })();
-        code("PMI2_Job_Disconnect", r)
+        })
     })
 }
 
@@ -320,25 +315,23 @@ pub unsafe extern "C" fn PMI2_Job_Disconnect(job_id: *const c_char) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_KVS_Put(key: *const c_char, value: *const c_char) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_KVS_Put", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let k = check::key(unsafe { bytes(key, MAX_KEYLEN, "key") }?)?;
             // SAFETY: NUL-terminated (caller contract).
             let v = check::value(unsafe { bytes(value, MAX_VALLEN, "value") }?, MAX_VALLEN)?;
             s.kvs_put(k, v)
-        })();
-        code("PMI2_KVS_Put", r)
+        })
     })
 }
 
 #[no_mangle]
 pub extern "C" fn PMI2_KVS_Fence() -> c_int {
     ffi_or(PMI2_FAIL, || {
-        code(
-            "PMI2_KVS_Fence",
-            state::current().and_then(|s| s.kvs_fence()),
-        )
+        code("PMI2_KVS_Fence", || {
+            state::current().and_then(|s| s.kvs_fence())
+        })
     })
 }
 
@@ -372,7 +365,7 @@ pub unsafe extern "C" fn PMI2_KVS_Get(
     val_len: *mut c_int,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_KVS_Get", || {
             let s = state::current()?;
             if val_len.is_null() {
                 return Err(null("valLen"));
@@ -400,8 +393,7 @@ pub unsafe extern "C" fn PMI2_KVS_Get(
                     format!("no value for key {k:?}"),
                 )),
             }
-        })();
-        code("PMI2_KVS_Get", r)
+        })
     })
 }
 
@@ -438,15 +430,14 @@ pub unsafe extern "C" fn PMI2_Info_GetNodeAttr(
     wait_for: c_int,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Info_GetNodeAttr", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
             let found = s.get_node_attr(n, wait_for != 0)?;
             // SAFETY: caller contract.
             unsafe { attr_out(found, value, value_len, flag) }
-        })();
-        code("PMI2_Info_GetNodeAttr", r)
+        })
     })
 }
 
@@ -462,15 +453,14 @@ pub unsafe extern "C" fn PMI2_Info_GetNodeAttrIntArray(
     wait_for: c_int,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Info_GetNodeAttrIntArray", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
             let found = s.get_node_attr_ints(n, wait_for != 0)?;
             // SAFETY: caller contract.
             unsafe { ints_out(found, array, array_len, out_len, flag) }
-        })();
-        code("PMI2_Info_GetNodeAttrIntArray", r)
+        })
     })
 }
 
@@ -503,7 +493,7 @@ unsafe fn ints_out(
 #[no_mangle]
 pub unsafe extern "C" fn PMI2_Info_PutNodeAttr(name: *const c_char, value: *const c_char) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Info_PutNodeAttr", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
@@ -513,8 +503,7 @@ pub unsafe extern "C" fn PMI2_Info_PutNodeAttr(name: *const c_char, value: *cons
                 MAX_ATTRVALUE,
             )?;
             s.put_node_attr(n, v)
-        })();
-        code("PMI2_Info_PutNodeAttr", r)
+        })
     })
 }
 
@@ -528,15 +517,14 @@ pub unsafe extern "C" fn PMI2_Info_GetJobAttr(
     flag: *mut c_int,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Info_GetJobAttr", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
             let found = s.get_job_attr(n)?;
             // SAFETY: caller contract.
             unsafe { attr_out(found, value, value_len, flag) }
-        })();
-        code("PMI2_Info_GetJobAttr", r)
+        })
     })
 }
 
@@ -551,15 +539,14 @@ pub unsafe extern "C" fn PMI2_Info_GetJobAttrIntArray(
     flag: *mut c_int,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Info_GetJobAttrIntArray", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let n = check::key(unsafe { bytes(name, MAX_KEYLEN, "name") }?)?;
             let found = s.get_job_attr_ints(n)?;
             // SAFETY: caller contract.
             unsafe { ints_out(found, array, array_len, out_len, flag) }
-        })();
-        code("PMI2_Info_GetJobAttrIntArray", r)
+        })
     })
 }
 
@@ -572,15 +559,14 @@ pub unsafe extern "C" fn PMI2_Nameserv_publish(
     port: *const c_char,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Nameserv_publish", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
             // SAFETY: NUL-terminated (caller contract).
             let p = check::value(unsafe { bytes(port, MAX_VALLEN, "port") }?, MAX_VALLEN)?;
             s.publish(n, p)
-        })();
-        code("PMI2_Nameserv_publish", r)
+        })
     })
 }
 
@@ -594,7 +580,7 @@ pub unsafe extern "C" fn PMI2_Nameserv_lookup(
     port_len: c_int,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Nameserv_lookup", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
@@ -606,8 +592,7 @@ pub unsafe extern "C" fn PMI2_Nameserv_lookup(
                     format!("no service {n:?} published"),
                 )),
             }
-        })();
-        code("PMI2_Nameserv_lookup", r)
+        })
     })
 }
 
@@ -619,12 +604,11 @@ pub unsafe extern "C" fn PMI2_Nameserv_unpublish(
     _info_ptr: *const MPID_Info,
 ) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        let r = (|| -> Result<()> {
+        code("PMI2_Nameserv_unpublish", || {
             let s = state::current()?;
             // SAFETY: NUL-terminated (caller contract).
             let n = check::key(unsafe { bytes(service_name, MAX_KEYLEN, "service_name") }?)?;
             s.unpublish(n)
-        })();
-        code("PMI2_Nameserv_unpublish", r)
+        })
     })
 }
