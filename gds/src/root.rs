@@ -1,5 +1,5 @@
-//! Root segments (format.md section 5): which table file holds each (namespace, part) in one
-//! generation of the store.
+//! Root segments (format.md section 5): where each (namespace, part)'s table is (a file or a
+//! place in a pack) in one generation of the store.
 
 #![forbid(unsafe_code)]
 
@@ -20,7 +20,8 @@ pub struct RefSpec<'a> {
     pub name: &'a str,
     pub nsid: u32,
     pub part: u32,
-    pub table_gen: u64,
+    /// Where the table is: its file's `gen`, or its place in a pack (format.md section 5).
+    pub table_at: u64,
 }
 
 /// Encode a root segment for `refs`, given in root order: sorted by (`name_hash`, name,
@@ -69,7 +70,7 @@ pub fn encode(generation: u64, refs: &[RefSpec<'_>]) -> Result<Vec<u8>> {
         enc.u32(r.name.len() as u32);
         enc.u32(r.nsid);
         enc.u32(r.part);
-        enc.u64(r.table_gen);
+        enc.u64(r.table_at);
     }
     let mut names_len = 0u64;
     for name in &names {
@@ -98,7 +99,8 @@ pub struct RefView<'a> {
     pub name: &'a [u8],
     pub nsid: u32,
     pub part: u32,
-    pub table_gen: u64,
+    /// The table file's `gen`, or with `layout::PLACE_PACKED` set its place in a pack.
+    pub table_at: u64,
 }
 
 const REF: usize = size_of::<TableRef>();
@@ -167,7 +169,7 @@ impl RootView {
             name: slice_at(b, self.names_off + name_off, name_len)?,
             nsid: u32_at(b, rec + 16)?,
             part: u32_at(b, rec + 20)?,
-            table_gen: u64_at(b, rec + 24)?,
+            table_at: u64_at(b, rec + 24)?,
         })
     }
 
