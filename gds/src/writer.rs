@@ -68,6 +68,10 @@ pub struct Writer {
     /// number of the next pack.
     pack: Option<Pack>,
     next_pack: u32,
+    /// A table bound for the pack is encoded here first, then written with one `pwrite`.
+    scratch: Vec<u8>,
+    /// The published root's bytes (state BUILDING), which the next root patches.
+    last_root: Vec<u8>,
     /// The tables of the published root, in its order.
     tables: BTreeMap<TableKey, Published>,
     nsids: HashMap<String, u32>,
@@ -147,6 +151,8 @@ impl Writer {
             root_gen: 0,
             pack: None,
             next_pack: 1,
+            scratch: Vec::new(),
+            last_root: Vec::new(),
             tables: BTreeMap::new(),
             nsids: HashMap::new(),
             next_nsid: 1,
@@ -304,8 +310,18 @@ impl Transaction<'_> {
         let len = plan.total_len();
         let at = if part >= part::POSTED && len <= PACK_TABLE_MAX {
             self.room(len as u64)?;
-            let pack = self.writer.pack.as_mut().expect("room makes a pack");
-            let off = pack.append(len, |sink| plan.write(sink, gen))?;
+            // Encoded in memory, then one `pwrite`: a small table is a handful of regions, each
+            // a system call of its own when written straight into the file.
+            let w = &mut *self.writer;
+            let mut buf = std::mem::take(&mut w.scratch);
+            buf.clear();
+            buf.resize(len, 0);
+            let pack = w.pack.as_mut().expect("room makes a pack");
+            let off = plan
+                .write(&mut buf[..], gen)
+                .and_then(|()| pack.append(len, |sink| sink.write_at(0, &buf)));
+            w.scratch = buf;
+            let off = off?;
             self.packed += len as u64;
             pack_place(pack.seq(), off)
         } else {
@@ -365,11 +381,11 @@ impl Transaction<'_> {
                 moving.push((None, Some(i), p.at, p.len));
             }
         }
-        // Room for what moves and what comes, and as much again three times over: the copies
-        // are paid for by at least twice their bytes of new segments.
+        // Room for what moves and what comes, eight times over: a copy of the live tables is
+        // paid for by at least seven times their bytes of new segments.
         let live: u64 = moving.iter().map(|m| m.3.next_multiple_of(64)).sum();
         let seq = w.next_pack;
-        let mut pack = Pack::create(w.dir(), seq, 4 * (live + len), w.own)?;
+        let mut pack = Pack::create(w.dir(), seq, 8 * (live + len), w.own)?;
         let mut moved = Vec::with_capacity(moving.len());
         // Every embedded table of the published root and of this transaction is in the current
         // pack (each new pack takes them all).
@@ -500,7 +516,29 @@ impl Transaction<'_> {
             v
         };
         let mut puts = puts_of(&self);
-        let mut bytes = self.encode_root(gen, &puts, &dropped)?;
+        let patched =
+            if removed_ns.is_empty() && removed_parts.is_empty() && self.relocated.is_empty() {
+                let changes: Vec<RefSpec<'_>> = puts
+                    .iter()
+                    .map(|(k, p)| RefSpec {
+                        name_hash: k.0,
+                        name: &k.1,
+                        nsid: p.nsid,
+                        part: k.2,
+                        table_at: p.table_at(),
+                    })
+                    .collect();
+                root::patch(&self.writer.last_root, gen, &changes)
+            } else {
+                None
+            };
+        let mut bytes = match patched {
+            Some(b) => {
+                debug_assert!(b == self.encode_root(gen, &puts, &dropped)?, "patched root");
+                b
+            }
+            None => self.encode_root(gen, &puts, &dropped)?,
+        };
         if !self
             .writer
             .pack
@@ -567,6 +605,7 @@ impl Transaction<'_> {
             w.nsids.insert(ns.clone(), p.nsid);
         }
         w.root_gen = gen;
+        w.last_root = bytes;
         self.written.clear();
         self.tail = w.pack.as_ref().map_or(0, Pack::tail);
         let mut first_err = None;
