@@ -165,3 +165,30 @@ fn a_dropped_transaction_leaves_the_pack_as_published() {
     assert_eq!(card(&r, 1), Some(vec![1; 100]));
     assert_eq!(card(&r, 2), Some(vec![2; 100]));
 }
+
+#[test]
+fn only_posted_tables_go_into_the_pack() {
+    let base = common::base_dir();
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let mut tx = w.begin();
+    for p in [
+        part::DATA,
+        part::RESOURCES,
+        4,
+        8,
+        part::POSTED,
+        part::POSTED_INDEX,
+    ] {
+        tx.put_table("ns", p, &rank_table(0, "k", 1, 16)).unwrap();
+    }
+    tx.put_table("ns", part::POSTED_RANKS + 5, &rank_table(5, "k", 1, 16))
+        .unwrap();
+    tx.commit().unwrap();
+    let parts: Vec<String> = w
+        .files()
+        .unwrap()
+        .into_iter()
+        .filter_map(|f| Some(f.strip_prefix("rshm-tbl-")?[9..17].to_owned()))
+        .collect();
+    assert_eq!(parts, ["00000000", "00000001", "00000004", "00000008"]);
+}

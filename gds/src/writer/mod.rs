@@ -26,9 +26,14 @@ use crate::table::TableBuilder;
 
 mod room;
 
-/// Posted tables up to this size are appended to the pack; larger ones, and every job data and
-/// resources table, are files of their own (a pack's rotation copies what it holds).
+/// Posted tables up to this size are appended to the pack; larger ones, and every other table
+/// (job data, resources), are files of their own (a pack's rotation copies what it holds).
 const PACK_TABLE_MAX: usize = 256 << 10;
+
+/// Whether `part` holds posted data (format.md section 5: parts 2, 3 and 16 + r).
+fn is_posted(part: u32) -> bool {
+    part == part::POSTED || part == part::POSTED_INDEX || part >= part::POSTED_RANKS
+}
 
 /// Stale files at least this large have their pages freed on a helper thread (P5).
 const REAP_ASIDE_BYTES: u64 = 8 << 20;
@@ -309,7 +314,7 @@ impl Transaction<'_> {
         // builder's arenas to the file in one gathered write per run of them.
         let plan = table.plan()?;
         let len = plan.total_len();
-        let at = if part >= part::POSTED && len <= PACK_TABLE_MAX {
+        let at = if is_posted(part) && len <= PACK_TABLE_MAX {
             self.room(len as u64)?;
             // Encoded in memory, then one `pwrite`: a small table is a handful of regions, each
             // a system call of its own when written straight into the file.
