@@ -198,7 +198,16 @@ fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_all_posted_
 
     // Not even a root fits: the store's posted data is withdrawn for good (the anchor's
     // `posted_withdrawn`): readers answer no posted data any more, and later posted values are
-    // refused; job data and the rest of the store are as they were.
+    // refused; job data and the rest of the store are as they were. Roots are appended to a
+    // pack whose last page may have room left when the filesystem is full: 140 more
+    // namespaces make every root larger than a page.
+    for j in 0..140 {
+        let v = PostedValue {
+            nspace: format!("o{j}"),
+            ..posted(0, "o", Value::Uint32(j))
+        };
+        s.store(&[v]).unwrap();
+    }
     let _filler = fill(fs.path(), 0);
     assert_eq!(s.withdraw("ns", 2, "n").unwrap(), Withdrawn::Store);
     assert!(matches!(posted_get(&r, 2, "n"), Err(Error::StoreRemoved)));

@@ -53,7 +53,7 @@ pub fn encode_store(ns: &str, table: &crate::TableBuilder) -> Result<(Vec<u8>, V
             name: ns,
             nsid: 1,
             part: 0,
-            table_gen: 1,
+            table_at: 1,
         }],
     )?;
     // Published segments carry the ready state (format.md section 3).

@@ -51,6 +51,8 @@ mod column_blocks;
 #[cfg(not(gds_loom))]
 mod dir;
 #[cfg(not(gds_loom))]
+mod pack;
+#[cfg(not(gds_loom))]
 mod prefault;
 // The one module allowed `unsafe`; every other module is covered by the crate-level deny.
 #[allow(unsafe_code)]

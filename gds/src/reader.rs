@@ -18,11 +18,11 @@ use parking_lot::Mutex;
 use crate::bytes::same_bytes;
 use crate::dir::StoreDir;
 use crate::error::{Error, Result};
-use crate::layout::{Kind, Realm, POSTED_WITHDRAWN_OFF, ROOT_GEN_OFF};
+use crate::layout::{place_in_pack, Kind, Realm, POSTED_WITHDRAWN_OFF, ROOT_AT_OFF};
 use crate::protocol;
-use crate::raw::{SharedWords, SnapshotCell};
+use crate::raw::{PackMap, SharedWords, SnapshotCell, WeakPack};
 use crate::root::RootView;
-use crate::segment::{self, root_name, table_name, ANCHOR_NAME};
+use crate::segment::{self, table_name, ANCHOR_NAME};
 use crate::sync::epoch;
 use crate::table::TableView;
 use crate::valueref::ValueRef;
@@ -63,6 +63,9 @@ const RECENT: usize = 4;
 type Recent = (Box<str>, u32, Option<usize>);
 
 struct Snapshot {
+    /// The anchor's `root_at` this snapshot was loaded from (0: nothing published).
+    at: u64,
+    /// The root's generation.
     gen: u64,
     root: Option<RootView>,
     /// Lazily mapped tables, one slot per root reference.
@@ -87,7 +90,7 @@ pub struct ReaderStats {
 
 /// A read-only view of a store.
 pub struct Reader {
-    dir: StoreDir,
+    packs: Packs,
     anchor: SharedWords,
     current: SnapshotCell<Snapshot>,
     refresh_lock: Mutex<()>,
@@ -107,9 +110,42 @@ impl From<Error> for Miss {
     }
 }
 
+/// The store directory and the packs this process maps: each pack is mapped once, shared by
+/// every snapshot and table that uses it, and unmapped with the last of them.
+struct Packs {
+    dir: StoreDir,
+    mapped: Mutex<HashMap<u32, WeakPack>>,
+}
+
+impl Packs {
+    /// Pack `seq`, mapped (R2, R3 on the pack's header) unless this process maps it already.
+    fn get(&self, seq: u32) -> std::result::Result<PackMap, Miss> {
+        let mut mapped = self.mapped.lock();
+        if let Some(p) = mapped.get(&seq).and_then(WeakPack::upgrade) {
+            return Ok(p);
+        }
+        let pack = match segment::open_pack(&self.dir, seq) {
+            Ok(p) => p,
+            Err(Error::NotFound) => return Err(Miss::Stale),
+            Err(e) => return Err(Miss::Err(e)),
+        };
+        mapped.retain(|_, w| w.is_live());
+        mapped.insert(seq, pack.downgrade());
+        Ok(pack)
+    }
+
+    /// The segment at `at` (a place in a pack), of `kind`.
+    fn embedded(&self, at: u64, kind: Kind) -> std::result::Result<Arc<crate::raw::RoMap>, Miss> {
+        let (seq, off) = place_in_pack(at).ok_or(Error::Corrupt("a place outside any pack"))?;
+        let pack = self.get(seq)?;
+        Ok(segment::open_embedded(&pack, off, kind)?.0)
+    }
+}
+
 impl Snapshot {
     fn empty() -> Snapshot {
         Snapshot {
+            at: 0,
             gen: 0,
             root: None,
             tables: Box::new([]),
@@ -117,27 +153,26 @@ impl Snapshot {
         }
     }
 
-    /// Load root generation `gen`, reusing the already mapped tables of `prev` that it still names.
+    /// Load the root at `at`, reusing the already mapped tables of `prev` that it still names
+    /// at the same place.
     fn load(
-        dir: &StoreDir,
-        gen: u64,
+        packs: &Packs,
+        at: u64,
         prev: Option<&Snapshot>,
     ) -> std::result::Result<Snapshot, Miss> {
-        if gen == 0 {
+        if at == 0 {
             return Ok(Snapshot::empty());
         }
-        let (map, _) = match segment::open(dir, &root_name(gen), Kind::Root) {
-            Ok(m) => m,
-            Err(Error::NotFound) => return Err(Miss::Stale),
-            Err(e) => return Err(Miss::Err(e)),
-        };
+        let (seq, off) = place_in_pack(at).ok_or(Error::Corrupt("anchor names no root"))?;
+        let pack = packs.get(seq)?;
+        let (map, header) = segment::open_embedded(&pack, off, Kind::Root)?;
         let root = RootView::new(map)?;
         let mut keep: HashMap<(u32, u32, u64), Arc<TableView>> = HashMap::new();
         if let Some(prev) = prev {
             if let Some(proot) = &prev.root {
                 for (i, slot) in prev.tables.iter().enumerate() {
                     if let (Some(t), Some(r)) = (slot.get(), proot.get(i)) {
-                        keep.insert((r.nsid, r.part, r.table_gen), t.clone());
+                        keep.insert((r.nsid, r.part, r.table_at), t.clone());
                     }
                 }
             }
@@ -147,7 +182,7 @@ impl Snapshot {
                 let cell = OnceLock::new();
                 if let Some(t) = root
                     .get(i)
-                    .and_then(|r| keep.get(&(r.nsid, r.part, r.table_gen)))
+                    .and_then(|r| keep.get(&(r.nsid, r.part, r.table_at)))
                 {
                     let _ = cell.set(t.clone());
                 }
@@ -155,7 +190,8 @@ impl Snapshot {
             })
             .collect();
         Ok(Snapshot {
-            gen,
+            at,
+            gen: header.generation,
             root: Some(root),
             tables,
             recent: Default::default(),
@@ -165,7 +201,7 @@ impl Snapshot {
     #[inline]
     fn table(
         &self,
-        dir: &StoreDir,
+        packs: &Packs,
         ns: &str,
         part: u32,
     ) -> std::result::Result<&Arc<TableView>, Miss> {
@@ -199,12 +235,16 @@ impl Snapshot {
             return Ok(t);
         }
         let r = root.get(i).ok_or(Error::Corrupt("root reference"))?;
-        let (map, _) =
-            match segment::open(dir, &table_name(r.nsid, r.part, r.table_gen), Kind::Table) {
-                Ok(m) => m,
+        let map = if place_in_pack(r.table_at).is_some() {
+            packs.embedded(r.table_at, Kind::Table)?
+        } else {
+            let name = table_name(r.nsid, r.part, r.table_at);
+            match segment::open(&packs.dir, &name, Kind::Table) {
+                Ok((m, _)) => m,
                 Err(Error::NotFound) => return Err(Miss::Stale),
                 Err(e) => return Err(Miss::Err(e)),
-            };
+            }
+        };
         let view = Arc::new(TableView::new(map)?);
         // Another thread may have won the race; either view is equally valid.
         Ok(slot.get_or_init(|| view))
@@ -217,7 +257,10 @@ impl Reader {
         let dir = StoreDir::open(path)?;
         let anchor = segment::open_anchor(&dir)?;
         let reader = Reader {
-            dir,
+            packs: Packs {
+                dir,
+                mapped: Mutex::new(HashMap::new()),
+            },
             anchor,
             current: SnapshotCell::new(Snapshot::empty()),
             refresh_lock: Mutex::new(()),
@@ -235,7 +278,7 @@ impl Reader {
 
     /// The store directory.
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        self.packs.dir.path()
     }
 
     /// Pin the calling thread. Hold the pin across many gets; values borrowed through it stay
@@ -249,8 +292,8 @@ impl Reader {
     }
 
     #[inline]
-    fn published_gen(&self) -> u64 {
-        match self.anchor.atomic_u64(ROOT_GEN_OFF) {
+    fn published_at(&self) -> u64 {
+        match self.anchor.atomic_u64(ROOT_AT_OFF) {
             // R1
             Some(word) => protocol::current_root(word),
             None => 0,
@@ -273,12 +316,12 @@ impl Reader {
     fn refresh_pinned(&self, pin: &Pin<'_>) -> Result<bool> {
         let _only_one = self.refresh_lock.lock();
         for _ in 0..STALE_RETRIES {
-            let gen = self.published_gen();
+            let gen = self.published_at();
             let cur = self.current.load(&pin.guard);
-            if gen == cur.gen {
+            if gen == cur.at {
                 return Ok(false);
             }
-            match Snapshot::load(&self.dir, gen, Some(cur)) {
+            match Snapshot::load(&self.packs, gen, Some(cur)) {
                 Ok(snap) if self.retire => {
                     self.current.replace(snap, &pin.guard);
                     return Ok(true);
@@ -288,7 +331,7 @@ impl Reader {
                     return Ok(true);
                 }
                 // The generation moved on (R2), unless the whole store was removed.
-                Err(Miss::Stale) if self.published_gen() != gen => continue,
+                Err(Miss::Stale) if self.published_at() != gen => continue,
                 Err(Miss::Stale) if self.store_removed()? => return Err(Error::StoreRemoved),
                 Err(Miss::Stale) => continue,
                 Err(Miss::Err(e)) => return Err(e),
@@ -305,7 +348,7 @@ impl Reader {
     /// (`StoreDir::remove_all`), so no anchor means the store is gone; an anchor still there
     /// means someone removed that one file.
     fn store_removed(&self) -> Result<bool> {
-        Ok(!self.dir.holds(ANCHOR_NAME)?)
+        Ok(!self.packs.dir.holds(ANCHOR_NAME)?)
     }
 
     /// The snapshot for a get: the current one, after moving to a newer generation if the anchor
@@ -313,7 +356,7 @@ impl Reader {
     #[inline]
     fn snapshot<'p>(&'p self, pin: &'p Pin<'_>) -> Result<&'p Snapshot> {
         let snap = self.current.load(&pin.guard);
-        if snap.gen == self.published_gen() {
+        if snap.at == self.published_at() {
             return Ok(snap);
         }
         self.refresh_pinned(pin)?;
@@ -389,7 +432,7 @@ impl Reader {
     ) -> Result<&'p Arc<TableView>> {
         let mut snap = self.snapshot(pin)?;
         for _ in 0..STALE_RETRIES {
-            match snap.table(&self.dir, ns, part) {
+            match snap.table(&self.packs, ns, part) {
                 Ok(t) => return Ok(t),
                 Err(Miss::Err(e)) => return Err(e),
                 Err(Miss::Stale) => {

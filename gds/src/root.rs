@@ -1,5 +1,5 @@
-//! Root segments (format.md section 5): which table file holds each (namespace, part) in one
-//! generation of the store.
+//! Root segments (format.md section 5): where each (namespace, part)'s table is (a file or a
+//! place in a pack) in one generation of the store.
 
 #![forbid(unsafe_code)]
 
@@ -20,7 +20,8 @@ pub struct RefSpec<'a> {
     pub name: &'a str,
     pub nsid: u32,
     pub part: u32,
-    pub table_gen: u64,
+    /// Where the table is: its file's `gen`, or its place in a pack (format.md section 5).
+    pub table_at: u64,
 }
 
 /// Encode a root segment for `refs`, given in root order: sorted by (`name_hash`, name,
@@ -69,7 +70,7 @@ pub fn encode(generation: u64, refs: &[RefSpec<'_>]) -> Result<Vec<u8>> {
         enc.u32(r.name.len() as u32);
         enc.u32(r.nsid);
         enc.u32(r.part);
-        enc.u64(r.table_gen);
+        enc.u64(r.table_at);
     }
     let mut names_len = 0u64;
     for name in &names {
@@ -98,7 +99,8 @@ pub struct RefView<'a> {
     pub name: &'a [u8],
     pub nsid: u32,
     pub part: u32,
-    pub table_gen: u64,
+    /// The table file's `gen`, or with `layout::PLACE_PACKED` set its place in a pack.
+    pub table_at: u64,
 }
 
 const REF: usize = size_of::<TableRef>();
@@ -167,7 +169,7 @@ impl RootView {
             name: slice_at(b, self.names_off + name_off, name_len)?,
             nsid: u32_at(b, rec + 16)?,
             part: u32_at(b, rec + 20)?,
-            table_gen: u64_at(b, rec + 24)?,
+            table_at: u64_at(b, rec + 24)?,
         })
     }
 
@@ -194,4 +196,74 @@ impl RootView {
         }
         None
     }
+}
+
+/// The root of `generation`: `prev` (a root this writer encoded) with `changes` applied, each a
+/// table of a namespace `prev` already names, given in root order: a record of the same
+/// (name, part) gets the change's `table_at`, any other is inserted in order. `None` when a
+/// change names a namespace `prev` does not (its name is not in `prev`'s names region): encode
+/// the root anew. A copy of `prev`'s records with a few spliced in, where [`encode`] visits
+/// every table of the store: a commit's root costs a copy of the previous one.
+pub fn patch(prev: &[u8], generation: u64, changes: &[RefSpec<'_>]) -> Option<Vec<u8>> {
+    let count = u32_at(prev, HEADER_LEN)? as usize;
+    let refs_off = u64_at(prev, HEADER_LEN + 8)? as usize;
+    let names_off = u64_at(prev, HEADER_LEN + 16)? as usize;
+    let names_len = u64_at(prev, HEADER_LEN + 24)? as usize;
+    let names = prev.get(names_off..names_off.checked_add(names_len)?)?;
+    let record = |i: usize| prev.get(refs_off + i * REF..refs_off + (i + 1) * REF);
+    let key = |i: usize| -> Option<(u64, &[u8], u32)> {
+        let rec = record(i)?;
+        let (off, len) = (u32_at(rec, 8)? as usize, u32_at(rec, 12)? as usize);
+        Some((
+            u64_at(rec, 0)?,
+            names.get(off..off + len)?,
+            u32_at(rec, 20)?,
+        ))
+    };
+    let mut out = Vec::with_capacity(prev.len() + changes.len() * REF);
+    out.extend_from_slice(prev.get(..refs_off)?);
+    let mut next = 0; // the first record of `prev` not copied yet
+    let mut added = 0;
+    for c in changes {
+        let want = (c.name_hash, c.name.as_bytes(), c.part);
+        // The first record not before `want`, from `next` on (changes are in root order).
+        let (mut lo, mut hi) = (next, count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if key(mid)? < want {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        out.extend_from_slice(prev.get(refs_off + next * REF..refs_off + lo * REF)?);
+        // The name's place in the names region, from a record of the same name beside it.
+        let same_name = |i: usize| key(i).filter(|k| k.0 == want.0 && k.1 == want.1);
+        let named = [lo, lo.wrapping_sub(1)]
+            .into_iter()
+            .find(|&i| i < count && same_name(i).is_some())?;
+        let rec = record(named)?;
+        out.extend_from_slice(&c.name_hash.to_ne_bytes());
+        out.extend_from_slice(&rec[8..16]);
+        out.extend_from_slice(&c.nsid.to_ne_bytes());
+        out.extend_from_slice(&c.part.to_ne_bytes());
+        out.extend_from_slice(&c.table_at.to_ne_bytes());
+        if lo < count && key(lo)? == want {
+            next = lo + 1;
+        } else {
+            next = lo;
+            added += 1;
+        }
+    }
+    out.extend_from_slice(prev.get(refs_off + next * REF..)?);
+    let count = count + added;
+    let moved = added * REF;
+    let total = (names_off + moved + names_len).next_multiple_of(REGION_ALIGN);
+    out.resize(total, 0);
+    out[24..32].copy_from_slice(&generation.to_ne_bytes());
+    out[32..40].copy_from_slice(&(total as u64).to_ne_bytes());
+    out[HEADER_LEN..HEADER_LEN + 4].copy_from_slice(&(count as u32).to_ne_bytes());
+    out[HEADER_LEN + 16..HEADER_LEN + 24]
+        .copy_from_slice(&((names_off + moved) as u64).to_ne_bytes());
+    Some(out)
 }

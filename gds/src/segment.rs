@@ -1,5 +1,6 @@
 //! Segment files: encoding and checking the common header (format.md section 3), creating a
-//! segment (reserve, map, fill, mark ready: protocol steps P1/P2) and opening one (R2/R3).
+//! segment (reserve, map, fill, mark ready: protocol steps P1/P2) and opening one (R2/R3), as a
+//! file or embedded in a pack.
 
 #![forbid(unsafe_code)]
 
@@ -16,7 +17,7 @@ use crate::layout::{
 };
 use crate::prefault::Prefault;
 use crate::protocol;
-use crate::raw::{RoMap, RwMap, SharedWords};
+use crate::raw::{PackMap, RoMap, RwMap, SharedWords};
 
 /// Append a common header (state BUILDING) to an empty encoder.
 pub fn encode_header(enc: &mut Encoder, kind: Kind, generation: u64, total_len: u64) {
@@ -127,10 +128,17 @@ pub fn create(dir: &StoreDir, name: &str, contents: &[u8], own: Ownership) -> Re
 /// page it writes whole (docs/modex.md "Where the time goes").
 pub struct FileSink<'f> {
     fd: &'f OwnedFd,
+    /// Where the segment starts in the file (a pack's embedded segment) and its length.
+    base: usize,
     len: usize,
 }
 
-impl FileSink<'_> {
+impl<'f> FileSink<'f> {
+    /// The sink of the `len` bytes at `base` of `fd`.
+    pub fn at(fd: &'f OwnedFd, base: usize, len: usize) -> FileSink<'f> {
+        FileSink { fd, base, len }
+    }
+
     fn check(&self, off: usize, n: usize) -> Result<()> {
         match off.checked_add(n) {
             Some(end) if end <= self.len => Ok(()),
@@ -146,7 +154,7 @@ impl Sink for FileSink<'_> {
         self.check(off, bytes.len())?;
         let mut done = 0;
         while done < bytes.len() {
-            match rustix::io::pwrite(self.fd, &bytes[done..], (off + done) as u64) {
+            match rustix::io::pwrite(self.fd, &bytes[done..], (self.base + off + done) as u64) {
                 Ok(0) => return Err(Error::OutOfSpace),
                 Ok(n) => done += n,
                 Err(rustix::io::Errno::INTR) => {}
@@ -161,7 +169,7 @@ impl Sink for FileSink<'_> {
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         self.check(off, total)?;
         let slices: Vec<IoSlice<'_>> = bufs.iter().map(|b| IoSlice::new(b)).collect();
-        let done = match rustix::io::pwritev(self.fd, &slices, off as u64) {
+        let done = match rustix::io::pwritev(self.fd, &slices, (self.base + off) as u64) {
             Ok(n) => n,
             Err(rustix::io::Errno::INTR) => 0,
             Err(rustix::io::Errno::NOSPC) => return Err(Error::OutOfSpace),
@@ -211,7 +219,7 @@ pub fn create_streamed(
             }
             None => Prefault::none(),
         };
-        fill(&mut FileSink { fd: &fd, len })?;
+        fill(&mut FileSink::at(&fd, 0, len))?;
         drop(prefault);
         drop(ahead);
         // P2 through a mapping of the header only: the Release store orders every write
@@ -275,9 +283,43 @@ pub fn open_anchor(dir: &StoreDir) -> Result<SharedWords> {
     Ok(map)
 }
 
-/// File name of root generation `gen`.
-pub fn root_name(gen: u64) -> String {
-    format!("rshm-root-{gen:016x}")
+/// Open and map pack `seq` (R2), checking its header (R3).
+pub fn open_pack(dir: &StoreDir, seq: u32) -> Result<PackMap> {
+    let (fd, size) = open_sized(dir, &pack_name(seq))?;
+    let map = PackMap::map(&fd, size)?;
+    let header = map
+        .copy_at(0, HEADER_LEN)
+        .ok_or(Error::Corrupt("pack header"))?;
+    check_fields(&header, size, Kind::Pack)?;
+    check_ready(map.atomic_u32(STATE_OFF))?;
+    Ok(map)
+}
+
+/// The embedded segment at `off` of `pack`, of `kind`, checked as a file is (R3): its header
+/// is read as a copy first, for its length, then the range it claims becomes the segment.
+pub fn open_embedded(pack: &PackMap, off: u64, kind: Kind) -> Result<(Arc<RoMap>, Header)> {
+    let off = usize::try_from(off).map_err(|_| Error::Corrupt("place out of the pack"))?;
+    let header = pack
+        .copy_at(off, HEADER_LEN)
+        .ok_or(Error::Corrupt("place out of the pack"))?;
+    if header[..8] != MAGIC {
+        return Err(Error::BadMagic);
+    }
+    let len = u64_at(&header, 32)
+        .and_then(|l| usize::try_from(l).ok())
+        .filter(|&l| l >= HEADER_LEN)
+        .ok_or(Error::Corrupt("embedded segment length"))?;
+    let map = pack.segment(off, len).ok_or(Error::Truncated {
+        expected: (off + len) as u64,
+        actual: pack.len() as u64,
+    })?;
+    let header = check_header(&map, kind)?;
+    Ok((Arc::new(map), header))
+}
+
+/// File name of pack `seq`.
+pub fn pack_name(seq: u32) -> String {
+    format!("rshm-pack-{seq:08x}")
 }
 
 /// File name of table (`nsid`, `part`) generation `gen`.

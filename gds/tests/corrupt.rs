@@ -10,8 +10,15 @@ use std::path::{Path, PathBuf};
 use gds::{part, Error, Reader, Realm, TableBuilder, Value, Writer};
 use proptest::prelude::*;
 
-/// A store with one namespace; returns the writer (keep it alive) and the table file path.
-fn store(base: &Path) -> (Writer, PathBuf, PathBuf) {
+/// A segment: the file it is in and where it starts there (a root is embedded in a pack).
+struct Seg {
+    path: PathBuf,
+    base: u64,
+}
+
+/// A store with one namespace; returns the writer (keep it alive), the root and the table file
+/// path.
+fn store(base: &Path) -> (Writer, Seg, PathBuf) {
     let mut w = Writer::create(common::opts(base)).unwrap();
     let mut t = TableBuilder::new();
     for (i, (key, v)) in common::every_value().iter().enumerate() {
@@ -25,7 +32,14 @@ fn store(base: &Path) -> (Writer, PathBuf, PathBuf) {
         w.path()
             .join(files.iter().find(|f| f.starts_with(prefix)).unwrap())
     };
-    let (root, table) = (find("rshm-root-"), find("rshm-tbl-"));
+    let anchor = std::fs::read(w.path().join("rshm-anchor")).unwrap();
+    let at = u64::from_ne_bytes(anchor[64..72].try_into().unwrap());
+    let (seq, off) = gds::layout::place_in_pack(at).unwrap();
+    let root = Seg {
+        path: w.path().join(format!("rshm-pack-{seq:08x}")),
+        base: off,
+    };
+    let table = find("rshm-tbl-");
     (w, root, table)
 }
 
@@ -56,13 +70,13 @@ fn anchor_with_bad_magic_is_refused() {
 fn newer_major_version_is_refused_and_newer_minor_accepted() {
     let base = common::base_dir();
     let (w, root, _) = store(base.path());
-    poke(&root, 10, &7u16.to_ne_bytes());
+    poke(&root.path, root.base + 10, &7u16.to_ne_bytes());
     assert!(
         get_any(&Reader::attach(w.path()).unwrap()).is_ok(),
         "minor 7 is compatible"
     );
     let newer = gds::layout::FORMAT_MAJOR + 1;
-    poke(&root, 8, &newer.to_ne_bytes());
+    poke(&root.path, root.base + 8, &newer.to_ne_bytes());
     assert!(matches!(
         Reader::attach(w.path()),
         Err(Error::Version {
@@ -117,7 +131,7 @@ fn truncated_and_extended_segments_are_refused() {
     );
     OpenOptions::new()
         .write(true)
-        .open(&root)
+        .open(&root.path)
         .unwrap()
         .set_len(10)
         .unwrap();
@@ -134,7 +148,7 @@ fn truncated_and_extended_segments_are_refused() {
 fn a_segment_whose_ready_state_is_unset_is_not_ready() {
     let base = common::base_dir();
     let (w, root, _) = store(base.path());
-    poke(&root, 20, &0u32.to_ne_bytes());
+    poke(&root.path, root.base + 20, &0u32.to_ne_bytes());
     assert!(matches!(Reader::attach(w.path()), Err(Error::NotReady)));
 }
 

@@ -14,7 +14,7 @@ use std::mem::{offset_of, size_of};
 
 use gds::layout::{
     self, Entry, Header, KeyEntry, Kind, Realm, RootHeader, TableHeader, TableRef, ANCHOR_LEN,
-    COLUMNS, HEADER_LEN, POSTED_WITHDRAWN_OFF, ROOT_GEN_OFF,
+    COLUMNS, HEADER_LEN, POSTED_WITHDRAWN_OFF, ROOT_AT_OFF,
 };
 
 const DOC: &str = include_str!("../../docs/format.md");
@@ -64,13 +64,13 @@ fn structs() -> BTreeMap<&'static str, (usize, Fields)> {
     );
     // The anchor has no struct: its two words' offsets, the rest reserved up to ANCHOR_LEN.
     let body = ANCHOR_LEN as usize - HEADER_LEN;
-    let word = ROOT_GEN_OFF - HEADER_LEN;
+    let word = ROOT_AT_OFF - HEADER_LEN;
     m.insert(
         "anchor",
         (
             body,
             vec![
-                ("root_gen", word, 8),
+                ("root_at", word, 8),
                 ("posted_withdrawn", POSTED_WITHDRAWN_OFF - HEADER_LEN, 8),
                 ("reserved", word + 16, body - word - 16),
             ],
@@ -99,7 +99,7 @@ fn structs() -> BTreeMap<&'static str, (usize, Fields)> {
                 name_len,
                 nsid,
                 part,
-                table_gen,
+                table_at,
             }),
         ),
     );
@@ -179,7 +179,10 @@ fn constants() -> BTreeMap<&'static str, u64> {
         ("STATE_BUILDING", gds::protocol::STATE_BUILDING as u64),
         ("STATE_READY", gds::protocol::STATE_READY as u64),
         ("ANCHOR_LEN", ANCHOR_LEN),
-        ("ROOT_GEN_OFF", ROOT_GEN_OFF as u64),
+        ("ROOT_AT_OFF", ROOT_AT_OFF as u64),
+        ("PLACE_PACKED", layout::PLACE_PACKED),
+        ("PACK_ALIGN", layout::PACK_ALIGN as u64),
+        ("MAX_PACK_SEQ", layout::MAX_PACK_SEQ as u64),
         ("REGION_ALIGN", layout::REGION_ALIGN as u64),
         ("VALUE_ALIGN", layout::VALUE_ALIGN as u64),
         ("MAX_KEYS", layout::MAX_KEYS as u64),
@@ -190,6 +193,7 @@ fn constants() -> BTreeMap<&'static str, u64> {
         ("Kind::Anchor", Kind::Anchor as u64),
         ("Kind::Root", Kind::Root as u64),
         ("Kind::Table", Kind::Table as u64),
+        ("Kind::Pack", Kind::Pack as u64),
     ])
 }
 

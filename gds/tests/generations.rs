@@ -108,7 +108,7 @@ fn readers_see_whole_generations_while_the_writer_publishes_hundreds() {
     }
     assert!(reads.load(Ordering::Relaxed) > 0);
     let files = w.files().unwrap();
-    assert_eq!(files.len(), 3, "anchor, one root, one table: {files:?}");
+    assert_eq!(files.len(), 3, "anchor, one pack, one table: {files:?}");
 }
 
 #[test]
@@ -124,10 +124,10 @@ fn old_generation_files_are_unlinked_at_publication() {
         assert_eq!(
             files.len(),
             4,
-            "anchor + root + 2 tables after generation {g}: {files:?}"
+            "anchor + the pack holding the root + 2 tables after generation {g}: {files:?}"
         );
         assert_eq!(
-            files.iter().filter(|f| f.starts_with("rshm-root-")).count(),
+            files.iter().filter(|f| f.starts_with("rshm-pack-")).count(),
             1
         );
     }

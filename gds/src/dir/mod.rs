@@ -140,6 +140,17 @@ impl StoreDir {
     /// before anything is written to it, and reserve `len` bytes for it, so that a full
     /// filesystem fails here and not as a SIGBUS when the mapping is written.
     pub fn create_file(&self, name: &str, len: u64, own: Ownership) -> Result<OwnedFd> {
+        self.create_at(name, len, own, true)
+    }
+
+    /// Create the file `name` as [`StoreDir::create_file`] does, `len` bytes long but sparse
+    /// (`ftruncate`, nothing reserved): a pack, written only with `pwrite`, which reports a
+    /// full filesystem as an error, and mapped only where it was written.
+    pub fn create_sparse_file(&self, name: &str, len: u64, own: Ownership) -> Result<OwnedFd> {
+        self.create_at(name, len, own, false)
+    }
+
+    fn create_at(&self, name: &str, len: u64, own: Ownership, reserve: bool) -> Result<OwnedFd> {
         check_name(name)?;
         let fd = rustix::fs::openat(
             &self.fd,
@@ -156,8 +167,12 @@ impl StoreDir {
         })?;
         let setup = (|| {
             own.apply(&fd, false, self.owner_uid)?;
-            rustix::fs::fallocate(&fd, FallocateFlags::empty(), 0, len)
-                .map_err(errno("reserve segment space"))
+            if reserve {
+                rustix::fs::fallocate(&fd, FallocateFlags::empty(), 0, len)
+                    .map_err(errno("reserve segment space"))
+            } else {
+                rustix::fs::ftruncate(&fd, len).map_err(errno("size pack file"))
+            }
         })();
         if let Err(e) = setup {
             let _ = self.unlink(name);

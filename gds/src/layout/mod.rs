@@ -10,7 +10,7 @@ use core::mem::{offset_of, size_of};
 /// `magic`: ASCII "RSHMSEG" and a 0 byte.
 pub const MAGIC: [u8; 8] = *b"RSHMSEG\0";
 /// Format major version: a reader refuses any other.
-pub const FORMAT_MAJOR: u16 = 3;
+pub const FORMAT_MAJOR: u16 = 4;
 /// Format minor version: compatible additions; readers accept larger minors.
 pub const FORMAT_MINOR: u16 = 0;
 /// `byte_order` word as written natively.
@@ -40,6 +40,7 @@ pub enum Kind {
     Anchor = 1,
     Root = 2,
     Table = 3,
+    Pack = 4,
 }
 
 /// The common header at offset 0 of every segment (format.md section 3).
@@ -79,12 +80,33 @@ pub const STATE_OFF: usize = offset_of!(Header, state);
 /// Size of the common header.
 pub const HEADER_LEN: usize = size_of::<Header>();
 
-/// Offset of the anchor's atomic `root_gen` word (format.md section 4).
-pub const ROOT_GEN_OFF: usize = 64;
-const _: () = assert!(ROOT_GEN_OFF == HEADER_LEN && ROOT_GEN_OFF.is_multiple_of(8));
+/// Offset of the anchor's atomic `root_at` word (format.md section 4).
+pub const ROOT_AT_OFF: usize = 64;
+const _: () = assert!(ROOT_AT_OFF == HEADER_LEN && ROOT_AT_OFF.is_multiple_of(8));
 /// Offset of the anchor's atomic `posted_withdrawn` word (format.md section 4).
 pub const POSTED_WITHDRAWN_OFF: usize = 72;
-const _: () = assert!(POSTED_WITHDRAWN_OFF == ROOT_GEN_OFF + 8);
+const _: () = assert!(POSTED_WITHDRAWN_OFF == ROOT_AT_OFF + 8);
+
+/// Bit 63 of a place (format.md section 10): the segment is embedded in a pack.
+pub const PLACE_PACKED: u64 = 1 << 63;
+/// Alignment of an embedded segment in its pack.
+pub const PACK_ALIGN: usize = 64;
+/// Largest pack sequence number (31 bits of a place).
+pub const MAX_PACK_SEQ: u32 = (1 << 31) - 1;
+
+/// The place of the segment at byte `off` (a multiple of 16, below 64 GiB) of pack `seq`.
+pub fn pack_place(seq: u32, off: u64) -> u64 {
+    debug_assert!(seq <= MAX_PACK_SEQ && off.is_multiple_of(16) && off >> 36 == 0);
+    PLACE_PACKED | (u64::from(seq) << 32) | (off >> 4)
+}
+
+/// The (pack, offset) a place names, or `None` for a place that is not in a pack.
+pub fn place_in_pack(place: u64) -> Option<(u32, u64)> {
+    (place & PLACE_PACKED != 0).then_some((
+        ((place >> 32) as u32) & MAX_PACK_SEQ,
+        (place & 0xFFFF_FFFF) << 4,
+    ))
+}
 
 /// The root segment's body header (format.md section 5).
 #[repr(C)]
@@ -112,7 +134,7 @@ pub struct TableRef {
     pub name_len: u32,
     pub nsid: u32,
     pub part: u32,
-    pub table_gen: u64,
+    pub table_at: u64,
 }
 const _: () = {
     assert!(size_of::<TableRef>() == 32);
@@ -120,7 +142,7 @@ const _: () = {
     assert!(offset_of!(TableRef, name_len) == 12);
     assert!(offset_of!(TableRef, nsid) == 16);
     assert!(offset_of!(TableRef, part) == 20);
-    assert!(offset_of!(TableRef, table_gen) == 24);
+    assert!(offset_of!(TableRef, table_at) == 24);
 };
 
 /// The table segment's body header (format.md section 6).

@@ -4,12 +4,15 @@
 //! by another process changes memory under Rust references. rshm's writer never writes, resizes
 //! or truncates a file after it is published (format.md section 1) and files are private to the
 //! store's owner (mode 0600/0640), so the mapped bytes of a published segment are immutable for
-//! as long as a reader holds them. The one mutable shared word, the anchor's `root_gen`, and the
-//! header `state` words are only ever accessed as atomics.
+//! as long as a reader holds them. The one mutable shared word, the anchor's `root_at`, and the
+//! header `state` words are only ever accessed as atomics. A pack (format.md section 10) is the
+//! one file written after it is first published: the writer appends segments past its last
+//! published one. So a pack is a [`PackMap`], never seen whole as bytes: only the range of one
+//! published embedded segment becomes a [`RoMap`], and that range never changes again.
 
 use std::os::fd::AsFd;
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 
@@ -18,12 +21,17 @@ use crate::layout::{Entry, ENTRY_RAW_BYTES, VALUE_ALIGN};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::value::ArchivedValue;
 
-/// A read-only, shared mapping of a whole published segment file.
+/// A read-only view of one published segment: a whole segment file, or an embedded segment's
+/// range of a pack's mapping (shared by every view of that pack in the process).
 ///
 /// Its bytes are handed out as `&[u8]`, which is sound only because a published segment never
-/// changes (module docs). The one file whose words keep changing, the anchor, is a
-/// [`SharedWords`] instead.
-pub struct RoMap(Mmap);
+/// changes (module docs). The files whose words keep changing, the anchor and the packs, are a
+/// [`SharedWords`] and a [`PackMap`] instead.
+pub struct RoMap {
+    map: Arc<Mmap>,
+    off: usize,
+    len: usize,
+}
 
 /// Map `len` bytes of `fd` read-only and shared (a zero-length file is refused).
 fn map_ro(fd: impl AsFd, len: u64) -> Result<Mmap> {
@@ -45,7 +53,13 @@ fn map_ro(fd: impl AsFd, len: u64) -> Result<Mmap> {
 impl RoMap {
     /// Map `len` bytes of `fd` with PROT_READ, MAP_SHARED.
     pub fn map(fd: impl AsFd, len: u64) -> Result<RoMap> {
-        map_ro(fd, len).map(RoMap)
+        let map = map_ro(fd, len)?;
+        let len = map.len();
+        Ok(RoMap {
+            map: Arc::new(map),
+            off: 0,
+            len,
+        })
     }
 
     /// A private, read-only copy of `bytes` in an anonymous mapping: lets untrusted segment
@@ -64,19 +78,100 @@ impl RoMap {
                 actual: 0,
             });
         }
-        Ok(RoMap(map))
+        let len = bytes.len();
+        Ok(RoMap {
+            map: Arc::new(map),
+            off: 0,
+            len,
+        })
     }
 
-    /// The mapped bytes.
+    /// The segment's bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.0
+        &self.map[self.off..self.off + self.len]
     }
 
-    /// The atomic u32 at `off`, or `None` if out of bounds or misaligned. Only loaded: the
-    /// mapping is PROT_READ.
+    /// The atomic u32 at `off` of the segment, or `None` if out of bounds or misaligned. Only
+    /// loaded: the mapping is PROT_READ.
+    pub fn atomic_u32(&self, off: usize) -> Option<&AtomicU32> {
+        // SAFETY: `off..off + len` lies inside the mapping (checked where the view was made),
+        // which lives as long as `&self`.
+        unsafe { word::<AtomicU32>(self.map.as_ptr().add(self.off), self.len, off) }
+    }
+}
+
+/// A pack's mapping while something else keeps it (a snapshot's root, a table).
+pub struct WeakPack(Weak<Mmap>);
+
+impl WeakPack {
+    /// The mapping, if something still keeps it.
+    pub fn upgrade(&self) -> Option<PackMap> {
+        self.0.upgrade().map(PackMap)
+    }
+
+    /// Whether something still keeps the mapping.
+    pub fn is_live(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+}
+
+/// A read-only, shared mapping of a pack (format.md section 10): the writer keeps appending
+/// segments to it and storing their `state` words, so it is never seen as bytes; its words
+/// are read as atomics, and a published embedded segment is handed out as a [`RoMap`] of its
+/// range ([`PackMap::segment`]).
+pub struct PackMap(Arc<Mmap>);
+
+impl PackMap {
+    /// Map `len` bytes of `fd` with PROT_READ, MAP_SHARED.
+    pub fn map(fd: impl AsFd, len: u64) -> Result<PackMap> {
+        map_ro(fd, len).map(|m| PackMap(Arc::new(m)))
+    }
+
+    /// The mapping's length.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// A handle that does not keep the mapping: the process's index of the packs it maps.
+    pub fn downgrade(&self) -> WeakPack {
+        WeakPack(Arc::downgrade(&self.0))
+    }
+
+    /// A copy of `n` bytes at `off` (`off` and `n` multiples of 4, inside the mapping), read
+    /// as Relaxed atomic u32 loads: the header of an embedded segment, read before its range
+    /// is trusted.
+    pub fn copy_at(&self, off: usize, n: usize) -> Option<Vec<u8>> {
+        if !off.is_multiple_of(4) || !n.is_multiple_of(4) || off.checked_add(n)? > self.len() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(n);
+        for at in (off..off + n).step_by(4) {
+            out.extend_from_slice(&self.atomic_u32(at)?.load(Ordering::Relaxed).to_ne_bytes());
+        }
+        Some(out)
+    }
+
+    /// The atomic u32 at `off`, or `None` if out of bounds or misaligned. Only loaded.
     pub fn atomic_u32(&self, off: usize) -> Option<&AtomicU32> {
         // SAFETY: `as_ptr` and `len` describe this mapping, which lives as long as `&self`.
         unsafe { word::<AtomicU32>(self.0.as_ptr(), self.0.len(), off) }
+    }
+
+    /// The `len` bytes at `off` as the view of one embedded segment, `None` out of bounds.
+    ///
+    /// The caller hands out only the range of a segment it reached through a published root
+    /// (docs/protocol.md R1): the writer wrote it whole before publishing it (P2, P4) and never
+    /// writes it again (it appends past the last published byte and rotates to a new pack
+    /// rather than reuse one), so the range is immutable from then on, as a published file is.
+    pub fn segment(&self, off: usize, len: usize) -> Option<RoMap> {
+        if len == 0 || off.checked_add(len)? > self.len() {
+            return None;
+        }
+        Some(RoMap {
+            map: self.0.clone(),
+            off,
+            len,
+        })
     }
 }
 
@@ -284,7 +379,8 @@ impl ValidatedValues {
         // SAFETY: `validate` ran rkyv's full bytecheck over exactly these bytes (the entry
         // record, its flags and the value bytes are in the same immutable mapping, so reading
         // them again yields the same range and kind), and the range is 16-aligned inside a
-        // page-aligned mapping.
+        // segment that starts page-aligned (a file) or at a multiple of 16 of a page-aligned
+        // pack mapping (a place counts in 16-byte units).
         Some(Stored::Archived(unsafe {
             rkyv::access_unchecked::<ArchivedValue>(bytes)
         }))

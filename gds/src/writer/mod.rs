@@ -1,25 +1,39 @@
 //! The store's single writer (in the PMIx server process).
 //!
-//! Changes are grouped in a [`Transaction`]: its tables are written to new files that nothing
-//! references yet, and `commit` publishes them all at once with one new root generation
-//! (docs/protocol.md P1–P5). A transaction dropped without commit removes its files.
+//! Changes are grouped in a [`Transaction`]: its tables are written to new files, or appended
+//! to the current pack (small posted tables), where nothing references them yet, and `commit`
+//! appends a root naming them to the pack and publishes it (docs/protocol.md P1–P5). A
+//! transaction dropped without commit removes its files and rewinds the pack.
 
 #![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::bytes::Encoder;
+use crate::bytes::{Encoder, Sink};
 use crate::dir::{default_base_dir, fresh_store_name, sweep_dead_stores, Ownership, StoreDir};
 use crate::error::{Error, Result};
 use crate::layout::{
-    key_hash, Kind, ANCHOR_LEN, MAX_NSPACE_LEN, POSTED_WITHDRAWN_OFF, ROOT_GEN_OFF,
+    key_hash, pack_place, Kind, ANCHOR_LEN, MAX_NSPACE_LEN, POSTED_WITHDRAWN_OFF, ROOT_AT_OFF,
 };
+use crate::pack::Pack;
+use crate::part;
 use crate::protocol;
 use crate::raw::RwMap;
 use crate::root::{self, RefSpec};
-use crate::segment::{self, root_name, table_name, ANCHOR_NAME};
+use crate::segment::{self, pack_name, table_name, ANCHOR_NAME};
 use crate::table::TableBuilder;
+
+mod room;
+
+/// Posted tables up to this size are appended to the pack; larger ones, and every other table
+/// (job data, resources), are files of their own (a pack's rotation copies what it holds).
+const PACK_TABLE_MAX: usize = 256 << 10;
+
+/// Whether `part` holds posted data (format.md section 5: parts 2, 3 and 16 + r).
+fn is_posted(part: u32) -> bool {
+    part == part::POSTED || part == part::POSTED_INDEX || part >= part::POSTED_RANKS
+}
 
 /// Stale files at least this large have their pages freed on a helper thread (P5).
 const REAP_ASIDE_BYTES: u64 = 8 << 20;
@@ -56,6 +70,14 @@ pub struct Writer {
     /// Private copy of the last `gen` handed out (never loaded back from shared memory).
     last_gen: u64,
     root_gen: u64,
+    /// The pack the next embedded segment goes to (the published root is in it), and the
+    /// number of the next pack.
+    pack: Option<Pack>,
+    next_pack: u32,
+    /// A table bound for the pack is encoded here first, then written with one `pwrite`.
+    scratch: Vec<u8>,
+    /// The published root's bytes (state BUILDING), which the next root patches.
+    last_root: Vec<u8>,
     /// The tables of the published root, in its order.
     tables: BTreeMap<TableKey, Published>,
     nsids: HashMap<String, u32>,
@@ -71,12 +93,25 @@ fn table_key(ns: &str, part: u32) -> TableKey {
     (key_hash(ns.as_bytes()), ns.to_owned(), part)
 }
 
-/// A published table: its namespace's id, its generation and the file's length.
+/// A published table: its namespace's id, its generation, its length and its place in the
+/// current pack (0: a file of its own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Published {
     nsid: u32,
     gen: u64,
     len: u64,
+    at: u64,
+}
+
+impl Published {
+    /// The root record's `table_at` (format.md section 5).
+    fn table_at(&self) -> u64 {
+        if self.at != 0 {
+            self.at
+        } else {
+            self.gen
+        }
+    }
 }
 
 /// What a writer has published so far (benches, diagnostics).
@@ -84,9 +119,10 @@ struct Published {
 pub struct WriterStats {
     /// Root generations published (one per committed transaction).
     pub publications: u64,
-    /// Bytes of the files written by committed transactions (tables and roots).
+    /// Bytes written by committed transactions: table files, and the tables and roots
+    /// appended to packs (copies into a new pack included).
     pub bytes_written: u64,
-    /// Files written by committed transactions (tables and roots).
+    /// Files created by committed transactions (table files and packs).
     pub files_written: u64,
 }
 
@@ -119,6 +155,10 @@ impl Writer {
             own: opts.ownership,
             last_gen: 0,
             root_gen: 0,
+            pack: None,
+            next_pack: 1,
+            scratch: Vec::new(),
+            last_root: Vec::new(),
             tables: BTreeMap::new(),
             nsids: HashMap::new(),
             next_nsid: 1,
@@ -162,8 +202,14 @@ impl Writer {
 
     /// Start a transaction.
     pub fn begin(&mut self) -> Transaction<'_> {
+        let tail = self.pack.as_ref().map_or(0, Pack::tail);
         Transaction {
             writer: self,
+            tail,
+            retired: None,
+            relocated: HashMap::new(),
+            packed: 0,
+            new_packs: 0,
             written: Vec::new(),
             puts: Vec::new(),
             removes: Vec::new(),
@@ -214,37 +260,44 @@ impl Drop for Writer {
 /// A set of changes published together as one root generation.
 pub struct Transaction<'w> {
     writer: &'w mut Writer,
+    /// The current pack's tail when the transaction began: where it is rewound to when the
+    /// transaction is dropped.
+    tail: u64,
+    /// The pack the published root is in, once the transaction has moved to a new one: it is
+    /// unlinked when the new root is published, and current again if the transaction is
+    /// dropped.
+    retired: Option<Pack>,
+    /// Published embedded tables copied into the new pack: their new places.
+    relocated: HashMap<TableKey, u64>,
+    /// Bytes appended to packs.
+    packed: u64,
+    /// Packs this transaction created (counted as files written).
+    new_packs: u64,
     /// Files written by this transaction, not yet referenced by any published root.
     /// With their lengths (counted in the writer's stats once committed).
     written: Vec<(String, u64)>,
-    /// Tables written: (namespace, part, nsid, gen, length).
-    puts: Vec<(String, u32, u32, u64, u64)>,
+    /// Tables written: (namespace, part, what is published of it).
+    puts: Vec<(String, u32, Published)>,
     removes: Vec<String>,
     /// Single tables removed: (namespace, part).
     part_removes: Vec<(String, u32)>,
 }
 
 impl Transaction<'_> {
-    /// Replace (or create) the table `part` of namespace `ns` with `table`. The file is written
-    /// now; nobody can see it before `commit`.
+    /// Replace (or create) the table `part` of namespace `ns` with `table`. It is written now
+    /// (a file, or appended to the pack); nobody can see it before `commit`.
     pub fn put_table(&mut self, ns: &str, part: u32, table: &TableBuilder) -> Result<()> {
         if ns.is_empty() || ns.len() > MAX_NSPACE_LEN || ns.as_bytes().contains(&0) {
             return Err(Error::InvalidArgument(format!(
                 "bad namespace name {ns:?} (1..=255 bytes)"
             )));
         }
-        if let Some(pos) = self.puts.iter().position(|p| p.0 == ns && p.1 == part) {
-            // Replaced again in the same transaction: the earlier file was never published.
-            let (_, _, nsid, gen, _) = self.puts.remove(pos);
-            let name = table_name(nsid, part, gen);
-            self.writer.dir().unlink(&name)?;
-            self.written.retain(|(n, _)| *n != name);
-        }
+        self.forget_put(ns, part)?;
         let w = &mut *self.writer;
         let nsid = match w.nsids.get(ns) {
             Some(&id) => id,
             None => match self.puts.iter().find(|p| p.0 == ns) {
-                Some(p) => p.2,
+                Some(p) => p.2.nsid,
                 None => {
                     let id = w.next_nsid;
                     w.next_nsid = w
@@ -256,32 +309,65 @@ impl Transaction<'_> {
             },
         };
         let gen = w.next_gen();
-        // Planned first (every offset and the file's length), then encoded straight into the
-        // new file: no buffer of the whole segment to build and copy; values go from the
+        // Planned first (every offset and the length), then encoded straight into the new file
+        // or the pack: no buffer of the whole segment to build and copy; values go from the
         // builder's arenas to the file in one gathered write per run of them.
         let plan = table.plan()?;
-        let name = table_name(nsid, part, gen);
-        segment::create_streamed(w.dir(), &name, plan.total_len(), w.own, |file| {
-            plan.write(file, gen)
-        })?;
-        self.written.push((name, plan.total_len() as u64));
+        let len = plan.total_len();
+        let at = if is_posted(part) && len <= PACK_TABLE_MAX {
+            self.room(len as u64)?;
+            // Encoded in memory, then one `pwrite`: a small table is a handful of regions, each
+            // a system call of its own when written straight into the file.
+            let w = &mut *self.writer;
+            let mut buf = std::mem::take(&mut w.scratch);
+            buf.clear();
+            buf.resize(len, 0);
+            let pack = w.pack.as_mut().expect("room makes a pack");
+            let off = plan
+                .write(&mut buf[..], gen)
+                .and_then(|()| pack.append(len, |sink| sink.write_at(0, &buf)));
+            w.scratch = buf;
+            let off = off?;
+            self.packed += len as u64;
+            pack_place(pack.seq(), off)
+        } else {
+            let w = &mut *self.writer;
+            let name = table_name(nsid, part, gen);
+            segment::create_streamed(w.dir(), &name, len, w.own, |file| plan.write(file, gen))?;
+            self.written.push((name, len as u64));
+            0
+        };
         self.removes.retain(|r| r != ns);
         self.part_removes.retain(|r| !(r.0 == ns && r.1 == part));
-        self.puts
-            .push((ns.to_owned(), part, nsid, gen, plan.total_len() as u64));
+        let p = Published {
+            nsid,
+            gen,
+            len: len as u64,
+            at,
+        };
+        self.puts.push((ns.to_owned(), part, p));
         Ok(())
     }
 
-    /// Remove table `part` of namespace `ns` (its other parts stay). Writes no table file, so
-    /// it can be published when a replacement table cannot be written (a full filesystem):
-    /// the commit writes only a root.
-    pub fn remove_table(&mut self, ns: &str, part: u32) -> Result<()> {
+    /// Forget an earlier put of (`ns`, `part`) in this transaction (never published): its file
+    /// is removed; an embedded one stays in the pack, unreachable.
+    fn forget_put(&mut self, ns: &str, part: u32) -> Result<()> {
         if let Some(pos) = self.puts.iter().position(|p| p.0 == ns && p.1 == part) {
-            let (_, _, nsid, gen, _) = self.puts.remove(pos);
-            let name = table_name(nsid, part, gen);
-            self.writer.dir().unlink(&name)?;
-            self.written.retain(|(n, _)| *n != name);
+            let (_, _, p) = self.puts.remove(pos);
+            if p.at == 0 {
+                let name = table_name(p.nsid, part, p.gen);
+                self.writer.dir().unlink(&name)?;
+                self.written.retain(|(n, _)| *n != name);
+            }
         }
+        Ok(())
+    }
+
+    /// Remove table `part` of namespace `ns` (its other parts stay). Writes no table, so it can
+    /// be published when a replacement table cannot be written (a full filesystem): the commit
+    /// writes only a root.
+    pub fn remove_table(&mut self, ns: &str, part: u32) -> Result<()> {
+        self.forget_put(ns, part)?;
         self.part_removes.push((ns.to_owned(), part));
         Ok(())
     }
@@ -289,13 +375,50 @@ impl Transaction<'_> {
     /// Remove namespace `ns` (all its parts) from the store.
     pub fn remove_namespace(&mut self, ns: &str) {
         // Tables of `ns` written by this transaction will never be published: removed now.
-        for (_, part, nsid, gen, _) in self.puts.iter().filter(|p| p.0 == ns) {
-            let name = table_name(*nsid, *part, *gen);
-            let _ = self.writer.dir().unlink(&name);
-            self.written.retain(|(n, _)| *n != name);
+        for (_, part, p) in self.puts.iter().filter(|p| p.0 == ns) {
+            if p.at == 0 {
+                let name = table_name(p.nsid, *part, p.gen);
+                let _ = self.writer.dir().unlink(&name);
+                self.written.retain(|(n, _)| *n != name);
+            }
         }
         self.puts.retain(|p| p.0 != ns);
         self.removes.push(ns.to_owned());
+    }
+
+    /// The new root's bytes: the published tables (at their new places if the transaction
+    /// moved to a new pack), replaced or dropped as the transaction says, merged with the new
+    /// ones (both in root order).
+    fn encode_root(
+        &self,
+        gen: u64,
+        puts: &[(TableKey, Published)],
+        dropped: &dyn Fn(&TableKey) -> bool,
+    ) -> Result<Vec<u8>> {
+        let w = &*self.writer;
+        fn spec<'k>(k: &'k TableKey, p: &Published, at: u64) -> RefSpec<'k> {
+            RefSpec {
+                name_hash: k.0,
+                name: &k.1,
+                nsid: p.nsid,
+                part: k.2,
+                table_at: if at != 0 { at } else { p.table_at() },
+            }
+        }
+        let mut refs: Vec<RefSpec<'_>> = Vec::with_capacity(w.tables.len() + puts.len());
+        let mut new = puts.iter().peekable();
+        for (k, p) in &w.tables {
+            while let Some((nk, np)) = new.next_if(|(nk, _)| nk < k) {
+                refs.push(spec(nk, np, 0));
+            }
+            if let Some((nk, np)) = new.next_if(|(nk, _)| nk == k) {
+                refs.push(spec(nk, np, 0));
+            } else if !dropped(k) {
+                refs.push(spec(k, p, self.relocated.get(k).copied().unwrap_or(0)));
+            }
+        }
+        refs.extend(new.map(|(k, p)| spec(k, p, 0)));
+        root::encode(gen, &refs)
     }
 
     /// Publish every change at once. Returns the new root generation.
@@ -305,85 +428,96 @@ impl Transaction<'_> {
     /// commits one rank's table at the cost of that table and a root).
     pub fn commit(mut self) -> Result<u64> {
         let gen = self.writer.next_gen();
-        let w = &mut *self.writer;
-        let mut puts: Vec<(TableKey, Published)> = self
-            .puts
-            .iter()
-            .map(|(ns, part, nsid, gen, len)| {
-                let p = Published {
-                    nsid: *nsid,
-                    gen: *gen,
-                    len: *len,
-                };
-                (table_key(ns, *part), p)
-            })
-            .collect();
-        puts.sort_by(|a, b| a.0.cmp(&b.0));
-        let removed_ns: HashSet<&str> = self.removes.iter().map(String::as_str).collect();
-        let removed_parts: HashSet<(&str, u32)> = self
-            .part_removes
-            .iter()
-            .map(|(ns, part)| (ns.as_str(), *part))
-            .collect();
+        let removed_ns: HashSet<String> = self.removes.iter().cloned().collect();
+        let removed_parts: HashSet<(String, u32)> = self.part_removes.iter().cloned().collect();
         let dropped = |k: &TableKey| {
-            removed_ns.contains(k.1.as_str()) || removed_parts.contains(&(k.1.as_str(), k.2))
+            removed_ns.contains(k.1.as_str()) || removed_parts.contains(&(k.1.clone(), k.2))
         };
-        // The new root's records: the published tables, replaced or dropped as the transaction
-        // says, merged with the new ones (both in root order).
-        fn spec<'k>(k: &'k TableKey, p: &Published) -> RefSpec<'k> {
-            RefSpec {
-                name_hash: k.0,
-                name: &k.1,
-                nsid: p.nsid,
-                part: k.2,
-                table_gen: p.gen,
+        let puts_of = |tx: &Transaction<'_>| {
+            let mut v: Vec<(TableKey, Published)> = tx
+                .puts
+                .iter()
+                .map(|(ns, part, p)| (table_key(ns, *part), *p))
+                .collect();
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let mut puts = puts_of(&self);
+        let patched =
+            if removed_ns.is_empty() && removed_parts.is_empty() && self.relocated.is_empty() {
+                let changes: Vec<RefSpec<'_>> = puts
+                    .iter()
+                    .map(|(k, p)| RefSpec {
+                        name_hash: k.0,
+                        name: &k.1,
+                        nsid: p.nsid,
+                        part: k.2,
+                        table_at: p.table_at(),
+                    })
+                    .collect();
+                root::patch(&self.writer.last_root, gen, &changes)
+            } else {
+                None
+            };
+        let mut bytes = match patched {
+            Some(b) => {
+                debug_assert!(b == self.encode_root(gen, &puts, &dropped)?, "patched root");
+                b
             }
+            None => self.encode_root(gen, &puts, &dropped)?,
+        };
+        if !self
+            .writer
+            .pack
+            .as_ref()
+            .is_some_and(|p| p.fits(bytes.len() as u64))
+        {
+            // A new pack: the tables move, so the root names them at their new places.
+            self.room(bytes.len() as u64)?;
+            puts = puts_of(&self);
+            bytes = self.encode_root(gen, &puts, &dropped)?;
         }
-        let mut refs: Vec<RefSpec<'_>> = Vec::with_capacity(w.tables.len() + puts.len());
-        let mut new = puts.iter().peekable();
-        for (k, p) in &w.tables {
-            while let Some((nk, np)) = new.next_if(|(nk, _)| nk < k) {
-                refs.push(spec(nk, np));
-            }
-            if let Some((nk, np)) = new.next_if(|(nk, _)| nk == k) {
-                refs.push(spec(nk, np));
-            } else if !dropped(k) {
-                refs.push(spec(k, p));
-            }
-        }
-        refs.extend(new.map(|(k, p)| spec(k, p)));
-        let bytes = root::encode(gen, &refs)?;
-        drop(refs);
-        let new_root = root_name(gen);
-        // P1 + P2 for the root; its tables went through P1 + P2 in put_table.
-        segment::create(w.dir(), &new_root, &bytes, w.own)?;
+        // P1 + P2 for the root; its tables went through P1 + P2 in put_table (and room).
+        let pack = self.writer.pack.as_mut().expect("room makes a pack");
+        let off = pack.append(bytes.len(), |sink| sink.write_at(0, &bytes))?;
+        let root_at = pack_place(pack.seq(), off);
+        self.packed += bytes.len() as u64;
+        let w = &mut *self.writer;
         // P4: the one store that makes the new generation current.
         let word = w
             .anchor
-            .atomic_u64(ROOT_GEN_OFF)
+            .atomic_u64(ROOT_AT_OFF)
             .ok_or(Error::Corrupt("anchor"))?;
-        protocol::publish_root(word, gen);
+        protocol::publish_root(word, root_at);
         w.stats.publications += 1;
-        w.stats.bytes_written +=
-            self.written.iter().map(|(_, len)| len).sum::<u64>() + bytes.len() as u64;
-        w.stats.files_written += self.written.len() as u64 + 1;
-        // P5: unlink what the new root no longer names. Readers that mapped them keep them.
+        w.stats.bytes_written += self.written.iter().map(|(_, len)| len).sum::<u64>() + self.packed;
+        w.stats.files_written += self.written.len() as u64 + self.new_packs.min(1);
+        // P5: unlink what the new root no longer names: replaced table files, and the pack the
+        // previous root was in once the transaction moved to a new one. Readers that mapped
+        // them keep them.
         let mut stale: Vec<(String, u64)> = Vec::new();
-        if w.root_gen != 0 {
-            stale.push((root_name(w.root_gen), 0));
+        if let Some(old) = self.retired.take() {
+            stale.push((pack_name(old.seq()), old.capacity()));
         }
-        let stale_table = |k: &TableKey, p: &Published| (table_name(p.nsid, k.2, p.gen), p.len);
+        for (k, at) in self.relocated.drain() {
+            if let Some(p) = w.tables.get_mut(&k) {
+                p.at = at;
+            }
+        }
+        let stale_table = |k: &TableKey, p: &Published| {
+            (p.at == 0).then(|| (table_name(p.nsid, k.2, p.gen), p.len))
+        };
         if !removed_ns.is_empty() || !removed_parts.is_empty() {
             let gone: Vec<TableKey> = w.tables.keys().filter(|k| dropped(k)).cloned().collect();
             for k in gone {
                 if let Some(p) = w.tables.remove(&k) {
-                    stale.push(stale_table(&k, &p));
+                    stale.extend(stale_table(&k, &p));
                 }
             }
         }
         for (k, p) in puts {
             if let Some(old) = w.tables.insert(k.clone(), p) {
-                stale.push(stale_table(&k, &old));
+                stale.extend(stale_table(&k, &old));
             }
         }
         let emptied = self.part_removes.iter().map(|(ns, _)| ns);
@@ -394,11 +528,13 @@ impl Transaction<'_> {
                 w.nsids.remove(ns);
             }
         }
-        for (ns, _, nsid, _, _) in &self.puts {
-            w.nsids.insert(ns.clone(), *nsid);
+        for (ns, _, p) in &self.puts {
+            w.nsids.insert(ns.clone(), p.nsid);
         }
         w.root_gen = gen;
+        w.last_root = bytes;
         self.written.clear();
+        self.tail = w.pack.as_ref().map_or(0, Pack::tail);
         let mut first_err = None;
         // Unlinking a file no reader maps frees its pages then and there: tens of milliseconds
         // of kernel time for a table of a million cards, hundreds for GiBs. A big file is
@@ -428,6 +564,18 @@ impl Drop for Transaction<'_> {
     fn drop(&mut self) {
         for (name, _) in self.written.drain(..) {
             let _ = self.writer.dir().unlink(&name);
+        }
+        let w = &mut *self.writer;
+        if let Some(old) = self.retired.take() {
+            // The transaction moved to a pack no root names: back to the published one.
+            if let Some(new) = w.pack.replace(old) {
+                let name = pack_name(new.seq());
+                drop(new);
+                let _ = w.dir().unlink(&name);
+            }
+        }
+        if let Some(pack) = w.pack.as_mut() {
+            pack.rewind(self.tail);
         }
     }
 }
