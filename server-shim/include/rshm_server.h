@@ -28,14 +28,6 @@
 // An open store (opaque to C). Calls on one handle may come from any thread.
 typedef struct rshm_server_t rshm_server_t;
 
-// One process set of `rshm_server_define_psets`.
-typedef struct rshm_pset_t {
-  // NUL-terminated, 1..=255 bytes.
-  const char *name;
-  const pmix_proc_t *members;
-  size_t nmembers;
-} rshm_pset_t;
-
 // What `rshm_server_flush` did.
 typedef struct rshm_flushed_t {
   // Staged values taken.
@@ -67,6 +59,14 @@ typedef struct rshm_server_stats_t {
   // Files those publications wrote (tables and roots).
   uint64_t files_written;
 } rshm_server_stats_t;
+
+// One process set of `rshm_server_define_psets`.
+typedef struct rshm_pset_t {
+  // NUL-terminated, 1..=255 bytes.
+  const char *name;
+  const pmix_proc_t *members;
+  size_t nmembers;
+} rshm_pset_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -134,86 +134,6 @@ pmix_status_t rshm_server_deregister_nspace(struct rshm_server_t *s, const char 
 pmix_status_t rshm_server_register_resources(struct rshm_server_t *s,
                                              const pmix_info_t *info,
                                              size_t ninfo);
-
-// `PMIx_server_define_process_set` (17.2.19): define process set `name` with `members` (in
-// their order; a `PMIX_RANK_WILDCARD` member is its whole namespace) and publish it as one
-// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`);
-// anything else is `PMIX_ERR_BAD_PARAM` and changes nothing.
-//
-// # Safety
-// `s` a handle; `name` NUL-terminated; `members` NULL (with `nmembers` 0) or `nmembers` valid
-// `pmix_proc_t`.
-pmix_status_t rshm_server_define_pset(struct rshm_server_t *s,
-                                      const char *name,
-                                      const pmix_proc_t *members,
-                                      size_t nmembers);
-
-// `rshm_server_define_pset` for `n` sets at once, in their order, published as one
-// generation: each define rewrites the whole set index, so a host with many sets (a launch's)
-// gives them together. All or nothing.
-//
-// # Safety
-// `s` a handle; `sets` NULL (with `n` 0) or `n` valid `rshm_pset_t`, each as
-// `rshm_server_define_pset`'s arguments.
-pmix_status_t rshm_server_define_psets(struct rshm_server_t *s,
-                                       const struct rshm_pset_t *sets,
-                                       size_t n);
-
-// `PMIx_server_delete_process_set` (17.2.20): delete process set `name` and publish; an unknown
-// name is `PMIX_ERR_NOT_FOUND` (nothing published).
-//
-// # Safety
-// `s` a handle; `name` NUL-terminated.
-pmix_status_t rshm_server_delete_pset(struct rshm_server_t *s, const char *name);
-
-// The result of `PMIx_Group_construct` (12.2.1) for group `grp`, published as one generation:
-// `members` in group-rank order (the first is group rank 0), `context_id` (NULL: none
-// assigned), the group's `info` (answered to `{grp, PMIX_RANK_WILDCARD}`), and `endpoints`:
-// NULL (with `nendpoints` 0) or one byte object per member in the same order (an empty one:
-// none), each answered as `PMIX_GROUP_ENDPT_DATA` of `{grp, group rank}`. A Get addressed to
-// `{grp, rank}` of any other key reads the member's own `{nspace, rank}` (12.2). A group
-// constructed again is replaced; a refused call changes nothing.
-//
-// # Safety
-// `s` a handle; `grp` NUL-terminated; `members` `nmembers` valid `pmix_proc_t`; `context_id`
-// NULL or valid; `info` NULL or `ninfo` valid infos; `endpoints` NULL or `nendpoints` valid
-// byte objects.
-pmix_status_t rshm_server_group_construct(struct rshm_server_t *s,
-                                          const char *grp,
-                                          const pmix_proc_t *members,
-                                          size_t nmembers,
-                                          const size_t *context_id,
-                                          const pmix_info_t *info,
-                                          size_t ninfo,
-                                          const pmix_byte_object_t *endpoints,
-                                          size_t nendpoints);
-
-// `PMIx_Group_destruct` (12.2.3): the group leaves the store in one generation;
-// `PMIX_ERR_NOT_FOUND` for an unknown group.
-//
-// # Safety
-// `s` a handle; `grp` NUL-terminated.
-pmix_status_t rshm_server_group_destruct(struct rshm_server_t *s, const char *grp);
-
-// `PMIx_Group_join` accepted (12.2.7): `member` becomes the group's next rank, with its
-// endpoint data (NULL: none). One generation.
-//
-// # Safety
-// `s` a handle; `grp` NUL-terminated; `member` a valid proc; `endpoint` NULL or valid.
-pmix_status_t rshm_server_group_join(struct rshm_server_t *s,
-                                     const char *grp,
-                                     const pmix_proc_t *member,
-                                     const pmix_byte_object_t *endpoint);
-
-// `PMIx_Group_leave` (12.2.9): `member` leaves; the members after it move down one group rank
-// (the last one leaving destructs the group). One generation; `PMIX_ERR_NOT_FOUND` for an
-// unknown group or member.
-//
-// # Safety
-// `s` a handle; `grp` NUL-terminated; `member` a valid proc.
-pmix_status_t rshm_server_group_leave(struct rshm_server_t *s,
-                                      const char *grp,
-                                      const pmix_proc_t *member);
 
 // Store one value a client committed (`PMIx_Put` + `PMIx_Commit`) and publish it: local peers
 // see it at once. `scope` is `PMIX_LOCAL`, `PMIX_REMOTE` or `PMIX_GLOBAL` (`PMIX_INTERNAL` and
@@ -321,6 +241,86 @@ size_t rshm_server_last_error(char *buf, size_t len);
 // `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an
 // array.
 pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s, const pmix_proc_t *proc, char ***env);
+
+// `PMIx_server_define_process_set` (17.2.19): define process set `name` with `members` (in
+// their order; a `PMIX_RANK_WILDCARD` member is its whole namespace) and publish it as one
+// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`);
+// anything else is `PMIX_ERR_BAD_PARAM` and changes nothing.
+//
+// # Safety
+// `s` a handle; `name` NUL-terminated; `members` NULL (with `nmembers` 0) or `nmembers` valid
+// `pmix_proc_t`.
+pmix_status_t rshm_server_define_pset(struct rshm_server_t *s,
+                                      const char *name,
+                                      const pmix_proc_t *members,
+                                      size_t nmembers);
+
+// `rshm_server_define_pset` for `n` sets at once, in their order, published as one
+// generation: each define rewrites the whole set index, so a host with many sets (a launch's)
+// gives them together. All or nothing.
+//
+// # Safety
+// `s` a handle; `sets` NULL (with `n` 0) or `n` valid `rshm_pset_t`, each as
+// `rshm_server_define_pset`'s arguments.
+pmix_status_t rshm_server_define_psets(struct rshm_server_t *s,
+                                       const struct rshm_pset_t *sets,
+                                       size_t n);
+
+// `PMIx_server_delete_process_set` (17.2.20): delete process set `name` and publish; an unknown
+// name is `PMIX_ERR_NOT_FOUND` (nothing published).
+//
+// # Safety
+// `s` a handle; `name` NUL-terminated.
+pmix_status_t rshm_server_delete_pset(struct rshm_server_t *s, const char *name);
+
+// The result of `PMIx_Group_construct` (12.2.1) for group `grp`, published as one generation:
+// `members` in group-rank order (the first is group rank 0), `context_id` (NULL: none
+// assigned), the group's `info` (answered to `{grp, PMIX_RANK_WILDCARD}`), and `endpoints`:
+// NULL (with `nendpoints` 0) or one byte object per member in the same order (an empty one:
+// none), each answered as `PMIX_GROUP_ENDPT_DATA` of `{grp, group rank}`. A Get addressed to
+// `{grp, rank}` of any other key reads the member's own `{nspace, rank}` (12.2). A group
+// constructed again is replaced; a refused call changes nothing.
+//
+// # Safety
+// `s` a handle; `grp` NUL-terminated; `members` `nmembers` valid `pmix_proc_t`; `context_id`
+// NULL or valid; `info` NULL or `ninfo` valid infos; `endpoints` NULL or `nendpoints` valid
+// byte objects.
+pmix_status_t rshm_server_group_construct(struct rshm_server_t *s,
+                                          const char *grp,
+                                          const pmix_proc_t *members,
+                                          size_t nmembers,
+                                          const size_t *context_id,
+                                          const pmix_info_t *info,
+                                          size_t ninfo,
+                                          const pmix_byte_object_t *endpoints,
+                                          size_t nendpoints);
+
+// `PMIx_Group_destruct` (12.2.3): the group leaves the store in one generation;
+// `PMIX_ERR_NOT_FOUND` for an unknown group.
+//
+// # Safety
+// `s` a handle; `grp` NUL-terminated.
+pmix_status_t rshm_server_group_destruct(struct rshm_server_t *s, const char *grp);
+
+// `PMIx_Group_join` accepted (12.2.7): `member` becomes the group's next rank, with its
+// endpoint data (NULL: none). One generation.
+//
+// # Safety
+// `s` a handle; `grp` NUL-terminated; `member` a valid proc; `endpoint` NULL or valid.
+pmix_status_t rshm_server_group_join(struct rshm_server_t *s,
+                                     const char *grp,
+                                     const pmix_proc_t *member,
+                                     const pmix_byte_object_t *endpoint);
+
+// `PMIx_Group_leave` (12.2.9): `member` leaves; the members after it move down one group rank
+// (the last one leaving destructs the group). One generation; `PMIX_ERR_NOT_FOUND` for an
+// unknown group or member.
+//
+// # Safety
+// `s` a handle; `grp` NUL-terminated; `member` a valid proc.
+pmix_status_t rshm_server_group_leave(struct rshm_server_t *s,
+                                      const char *grp,
+                                      const pmix_proc_t *member);
 
 #ifdef __cplusplus
 }  // extern "C"
