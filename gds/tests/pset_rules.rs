@@ -487,3 +487,29 @@ fn a_define_rewrites_the_delta_not_the_base() {
     assert!(merges <= 5000 / psets::MIN_DELTA, "{merges} merges");
     assert_eq!(reg.len(), 5000);
 }
+
+/// 17.2.19-20, "a failed call changes nothing": a define or delete whose publication failed is
+/// undone, leaving the sets (base, delta and their order) as they were.
+#[test]
+fn an_undone_define_or_delete_leaves_the_sets_as_they_were() {
+    let mut reg = defined();
+    reg.merge();
+    reg.define("late", &[("job", 7)]).unwrap();
+    // The registry as a whole: base, gone names and delta in order.
+    let before = (reg.encode().unwrap(), format!("{reg:?}"));
+    let undo = reg.define("ice", &[("job", 0)]).unwrap();
+    reg.undo(undo);
+    let undo = reg.define("late", &[("job", 1)]).unwrap();
+    reg.undo(undo);
+    let undo = reg.delete_undoable("ocean").unwrap();
+    reg.undo(undo);
+    let undo = reg.delete_undoable("late").unwrap();
+    reg.undo(undo);
+    assert!(reg.delete_undoable("nothing").is_none());
+    assert_eq!((reg.encode().unwrap(), format!("{reg:?}")), before);
+    let ix = Sets::single(IndexView::new(&before.0).unwrap());
+    assert_eq!(
+        psets::names(&ix),
+        ["ocean", "ice", "mixed", "everyone", "late"]
+    );
+}
