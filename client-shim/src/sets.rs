@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use gds::psets::{self, groups, IndexView};
+use gds::psets::{self, groups, IndexView, Sets};
 use gds::{part, Error, Info, Pin, Realm, TableView, Value, ValueRef};
 
 use crate::client::Client;
@@ -56,12 +56,14 @@ pub struct SetQuery {
 }
 
 impl Client {
-    fn pset_index<'p>(&'p self, pin: &'p Pin<'_>) -> Option<IndexView<'p>> {
-        let table = self
+    /// The sets of the pinned generation: the base table read with its delta table.
+    fn pset_index<'p>(&'p self, pin: &'p Pin<'_>) -> Option<Sets<'p>> {
+        let base = self.reader().table(pin, psets::NAMESPACE, part::PSETS).ok();
+        let delta = self
             .reader()
-            .table(pin, psets::NAMESPACE, part::PSETS)
-            .ok()?;
-        psets::index_of(table)
+            .table(pin, psets::DELTA_NAMESPACE, part::PSETS)
+            .ok();
+        psets::sets_of_tables(base, delta)
     }
 
     fn group_index<'p>(&'p self, pin: &'p Pin<'_>) -> Option<IndexView<'p>> {
@@ -122,7 +124,7 @@ impl Client {
         if key == groups::GROUP_NAMES {
             return match self.group_index(pin) {
                 None => SetAnswer::Pass,
-                Some(ix) => match psets::names_of(&ix, ns, rank) {
+                Some(ix) => match psets::names_of(&Sets::single(ix), ns, rank) {
                     Some(v) => SetAnswer::Value(v),
                     None => SetAnswer::NotFound,
                 },
@@ -193,6 +195,9 @@ impl Client {
 }
 
 /// Set `i`'s members, in order, borrowing the index's names.
-fn members<'p>(ix: &IndexView<'p>, i: usize) -> Vec<(&'p str, u32)> {
-    ix.members(i).map(|m| (m.nspace, m.rank)).collect()
+fn members<'p>(ix: &Sets<'p>, i: usize) -> Vec<(&'p str, u32)> {
+    ix.members(i)
+        .into_iter()
+        .map(|m| (m.nspace, m.rank))
+        .collect()
 }

@@ -33,7 +33,7 @@ fn group(members: &[(&str, u32)], ctx: Option<u64>) -> Group {
 }
 
 fn names(ix: &IndexView<'_>, ns: &str, rank: u32) -> Vec<String> {
-    match psets::names_of(ix, ns, rank) {
+    match psets::names_of(&psets::Sets::single(*ix), ns, rank) {
         Some(Value::DataArray(a)) => a
             .items
             .iter()

@@ -5,7 +5,7 @@
 mod common;
 
 use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::psets::{self, IndexView, Registry};
+use gds::psets::{self, IndexView, Registry, Sets};
 use gds::{part, Info, Reader, Value, Writer};
 
 use common::{store, Rng};
@@ -49,13 +49,15 @@ fn procs(v: &Value) -> Vec<(String, u32)> {
     }
 }
 
-fn with_index<T>(r: &Reader, f: impl FnOnce(&IndexView<'_>) -> T) -> T {
+/// The current generation's sets, as a reader reads them: the base table with its delta.
+fn with_index<T>(r: &Reader, f: impl FnOnce(&Sets<'_>) -> T) -> T {
     let pin = r.pin();
-    let t = r.table(&pin, psets::NAMESPACE, part::PSETS).unwrap();
-    f(&psets::index_of(t).expect("an index"))
+    let base = r.table(&pin, psets::NAMESPACE, part::PSETS).ok();
+    let delta = r.table(&pin, psets::DELTA_NAMESPACE, part::PSETS).ok();
+    f(&psets::sets_of_tables(base, delta).expect("an index"))
 }
 
-fn names_of(ix: &IndexView<'_>, ns: &str, rank: u32) -> Vec<String> {
+fn names_of(ix: &Sets<'_>, ns: &str, rank: u32) -> Vec<String> {
     psets::names_of(ix, ns, rank).map_or_else(Vec::new, |v| strings(&v))
 }
 
@@ -177,7 +179,7 @@ fn pset_deleted_while_a_reader_holds_the_old_generation() {
     assert!(!reg.delete("ice"), "a second delete finds nothing");
     publish(&mut w, &reg);
     // The held generation: still four sets, ice among them.
-    let ix = psets::index_of(&old).unwrap();
+    let ix = Sets::single(psets::index_of(&old).unwrap());
     assert_eq!(ix.len(), 4);
     assert_eq!(names_of(&ix, "job", 5), ["ice", "mixed"]);
     // The current one: ice is gone, its members are untouched elsewhere.
@@ -202,7 +204,7 @@ fn pset_redefined_and_refused() {
     assert!(reg.define("nul\0", &[("job", 0)]).is_err());
     assert!(!reg.contains("bad"));
     let bytes = reg.encode().unwrap();
-    let ix = IndexView::new(&bytes).unwrap();
+    let ix = Sets::single(IndexView::new(&bytes).unwrap());
     assert_eq!(psets::names(&ix), ["ice", "mixed", "everyone", "ocean"]);
     assert_eq!(names_of(&ix, "job", 9), ["ocean"]);
     assert_eq!(names_of(&ix, "job", 0), Vec::<String>::new());
@@ -357,4 +359,157 @@ fn pset_names_match_a_scan_of_the_members() {
             }
         }
     }
+}
+
+/// Publish the change just made as a server does: the delta table, or a merged base.
+fn publish_change(w: &mut Writer, reg: &mut Registry) -> bool {
+    let mut tx = w.begin();
+    let merged = reg.stage_change(&mut tx).unwrap();
+    tx.commit().unwrap();
+    if merged {
+        reg.merge();
+    }
+    merged
+}
+
+/// 17.2.19-20 one at a time: sets defined, deleted and defined again one by one, published
+/// each time as the delta beside the base and now and then merged, read by a reader as the
+/// same sets in the same order as the host's own list, whatever side of a merge each change
+/// fell on.
+#[test]
+fn define_delete_redefine_one_at_a_time_across_merges() {
+    let (_d, mut w) = store();
+    let r = Reader::attach(w.path()).unwrap();
+    let mut rng = Rng(0xde17a);
+    let mut reg = Registry::new();
+    // The host's list: (name, members) in definition order.
+    let mut model: Vec<(String, Vec<(&str, u32)>)> = Vec::new();
+    let mut merges = 0;
+    for step in 0..1500 {
+        let name = format!("s{}", rng.below(300));
+        if rng.below(4) == 0 {
+            let had = model.iter().position(|(n, _)| *n == name);
+            let undo = reg.delete_undoable(&name);
+            assert_eq!(undo.is_some(), had.is_some(), "step {step}: delete {name}");
+            let Some(p) = had else { continue };
+            model.remove(p);
+        } else {
+            let ns = ["a", "b"][rng.below(2)];
+            let first = rng.below(1000) as u32;
+            let members: Vec<(&str, u32)> = (first..first + 1 + rng.below(20) as u32)
+                .map(|r| (ns, r))
+                .collect();
+            reg.define(&name, &members).unwrap();
+            model.retain(|(n, _)| *n != name);
+            model.push((name, members));
+        }
+        merges += usize::from(publish_change(&mut w, &mut reg));
+        if step % 50 != 0 {
+            continue;
+        }
+        with_index(&r, |ix| {
+            let want: Vec<&str> = model.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(psets::names(ix), want, "step {step}");
+            assert_eq!(ix.len(), model.len());
+            for (n, m) in &model {
+                let got: Vec<(&str, u32)> = ix
+                    .members(ix.find(n).unwrap())
+                    .iter()
+                    .map(|m| (m.nspace, m.rank))
+                    .collect();
+                assert_eq!(&got, m, "step {step}: {n}");
+            }
+            assert!(ix.find("s300").is_none());
+            for rank in (0..1020).step_by(7) {
+                let want: Vec<&str> = model
+                    .iter()
+                    .filter(|(_, m)| m.contains(&("a", rank)))
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                assert_eq!(names_of(ix, "a", rank), want, "step {step}: a:{rank}");
+            }
+        });
+    }
+    assert!(merges >= 5, "{merges} merges: the test crosses several");
+}
+
+/// 17.2.20 under the delta: a set of the base deleted (and one of the delta) while a reader
+/// holds the old generation; the held generation answers as it did, the next one without them.
+#[test]
+fn pset_deleted_from_the_delta_while_a_reader_holds_the_old_generation() {
+    let (_d, mut w) = store();
+    let mut reg = defined();
+    publish(&mut w, &reg);
+    reg.merge();
+    reg.define("late", &[("job", 5)]).unwrap();
+    assert!(!publish_change(&mut w, &mut reg), "a delta, not a merge");
+    let r = Reader::attach(w.path()).unwrap();
+    let held = r.pin();
+    let base = r.table(&held, psets::NAMESPACE, part::PSETS).ok();
+    let delta = r.table(&held, psets::DELTA_NAMESPACE, part::PSETS).ok();
+    let old = psets::sets_of_tables(base, delta).unwrap();
+    assert!(reg.delete("ice") && reg.delete("late"));
+    assert!(!publish_change(&mut w, &mut reg));
+    assert_eq!(old.len(), 5);
+    assert_eq!(names_of(&old, "job", 5), ["ice", "mixed", "late"]);
+    with_index(&r, |ix| {
+        assert_eq!(ix.len(), 3);
+        assert!(ix.find("ice").is_none() && ix.find("late").is_none());
+        assert_eq!(names_of(ix, "job", 5), ["mixed"]);
+        assert_eq!(
+            psets::query(ix, psets::QUERY_PSET_NAMES, None).unwrap(),
+            Value::String("ocean,mixed,everyone".into())
+        );
+    });
+}
+
+/// A define costs the delta, not every set: 5 000 sets defined one by one leave the delta at
+/// most its bound (the square root of the base's sets, at least 64) and merge about once per
+/// bound's worth of defines.
+#[test]
+fn a_define_rewrites_the_delta_not_the_base() {
+    let (_d, mut w) = store();
+    let mut reg = Registry::new();
+    let mut merges = 0;
+    for s in 0..5000u32 {
+        reg.define(&format!("set{s:05}"), &[("job", s), ("job", s + 1)])
+            .unwrap();
+        let mut tx = w.begin();
+        let merged = reg.stage_change(&mut tx).unwrap();
+        tx.commit().unwrap();
+        if merged {
+            reg.merge();
+            merges += 1;
+        } else {
+            assert!(reg.len() < 100 || !reg.needs_merge());
+        }
+    }
+    assert!(merges <= 5000 / psets::MIN_DELTA, "{merges} merges");
+    assert_eq!(reg.len(), 5000);
+}
+
+/// 17.2.19-20, "a failed call changes nothing": a define or delete whose publication failed is
+/// undone, leaving the sets (base, delta and their order) as they were.
+#[test]
+fn an_undone_define_or_delete_leaves_the_sets_as_they_were() {
+    let mut reg = defined();
+    reg.merge();
+    reg.define("late", &[("job", 7)]).unwrap();
+    // The registry as a whole: base, gone names and delta in order.
+    let before = (reg.encode().unwrap(), format!("{reg:?}"));
+    let undo = reg.define("ice", &[("job", 0)]).unwrap();
+    reg.undo(undo);
+    let undo = reg.define("late", &[("job", 1)]).unwrap();
+    reg.undo(undo);
+    let undo = reg.delete_undoable("ocean").unwrap();
+    reg.undo(undo);
+    let undo = reg.delete_undoable("late").unwrap();
+    reg.undo(undo);
+    assert!(reg.delete_undoable("nothing").is_none());
+    assert_eq!((reg.encode().unwrap(), format!("{reg:?}")), before);
+    let ix = Sets::single(IndexView::new(&before.0).unwrap());
+    assert_eq!(
+        psets::names(&ix),
+        ["ocean", "ice", "mixed", "everyone", "late"]
+    );
 }

@@ -7,8 +7,9 @@ use rshm_server::server::{Server, ServerOptions};
 
 fn names(r: &Reader) -> Vec<String> {
     let pin = r.pin();
-    let t = r.table(&pin, psets::NAMESPACE, part::PSETS).unwrap();
-    psets::names(&psets::index_of(t).unwrap())
+    let base = r.table(&pin, psets::NAMESPACE, part::PSETS).ok();
+    let delta = r.table(&pin, psets::DELTA_NAMESPACE, part::PSETS).ok();
+    psets::names(&psets::sets_of_tables(base, delta).unwrap())
 }
 
 #[test]

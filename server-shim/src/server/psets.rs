@@ -12,9 +12,8 @@ impl Server {
     /// defined again is replaced. A call that fails (a bad name, an unwritable table) changes
     /// nothing: the sets stay as the last publication left them.
     pub fn define_pset(&mut self, name: &str, members: &[(&str, u32)]) -> Result<()> {
-        let mut next = self.psets.clone();
-        next.define(name, members)?;
-        self.publish_psets(next)
+        let undo = self.psets.define(name, members)?;
+        self.publish_change(undo)
     }
 
     /// Define several sets at once, in their order, and publish them as one generation (a
@@ -30,11 +29,8 @@ impl Server {
 
     /// Delete set `name` and publish; `NotFound` (nothing published) when there is none.
     pub fn delete_pset(&mut self, name: &str) -> Result<()> {
-        let mut next = self.psets.clone();
-        if !next.delete(name) {
-            return Err(Error::NotFound);
-        }
-        self.publish_psets(next)
+        let undo = self.psets.delete_undoable(name).ok_or(Error::NotFound)?;
+        self.publish_change(undo)
     }
 
     /// Remove the set table (a root-only commit, which a full filesystem still allows): readers
@@ -43,16 +39,38 @@ impl Server {
     pub fn withdraw_psets(&mut self) -> Result<()> {
         let mut tx = self.writer.begin();
         tx.remove_table(psets::NAMESPACE, part::PSETS)?;
+        tx.remove_table(psets::DELTA_NAMESPACE, part::PSETS)?;
         tx.commit()?;
         self.psets = Registry::new();
         Ok(())
     }
 
-    fn publish_psets(&mut self, next: Registry) -> Result<()> {
+    /// Publish every set as a new base (the delta table removed), one generation.
+    fn publish_psets(&mut self, mut next: Registry) -> Result<()> {
         let mut tx = self.writer.begin();
-        tx.put_table(psets::NAMESPACE, part::PSETS, &next.table()?)?;
+        next.stage_base(&mut tx)?;
         tx.commit()?;
+        next.merge();
         self.psets = next;
         Ok(())
+    }
+
+    /// Publish the registry after one define or delete: its delta table alone, or, once the
+    /// delta outweighs its bound, a merged base. A failed publication undoes the change.
+    fn publish_change(&mut self, undo: psets::Undo) -> Result<()> {
+        let mut tx = self.writer.begin();
+        let staged = self.psets.stage_change(&mut tx);
+        match staged.and_then(|merge| tx.commit().map(|_| merge)) {
+            Ok(merge) => {
+                if merge {
+                    self.psets.merge();
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.psets.undo(undo);
+                Err(e)
+            }
+        }
     }
 }
