@@ -13,6 +13,9 @@ use crate::table::bulk::{byte_order, last_wins, BulkEntry, SortedRun};
 use crate::table::check_key;
 use crate::value::Value;
 
+/// Keys a batch finds by comparing them all before it indexes them by name.
+const LINEAR_KEYS: usize = 32;
+
 /// A collecting fence's data (`store_modex`: every process's posted values, typically one or a
 /// few keys per rank in rank order, the values business cards), built cheaply and merged into a
 /// namespace's [`Posted`] in one pass ([`Posted::apply`]).
@@ -29,6 +32,8 @@ use crate::value::Value;
 #[derive(Default)]
 pub struct FenceBatch {
     keys: Vec<Box<str>>,
+    /// `keys` by name once there are more than [`LINEAR_KEYS`] (empty before: a commit's few
+    /// keys are found by comparing, without hashing or a second copy of each).
     key_ids: HashMap<Box<str>, u32>,
     /// Per key: the rank of its first put (its RANK_UNDEF rank, if the namespace has none yet).
     first_rank: Vec<u32>,
@@ -190,8 +195,13 @@ impl FenceBatch {
                 return Ok(k);
             }
         }
-        let k = match self.key_ids.get(key) {
-            Some(&k) => k,
+        let known = if self.key_ids.is_empty() {
+            self.keys.iter().position(|k| **k == *key).map(|k| k as u32)
+        } else {
+            self.key_ids.get(key).copied()
+        };
+        let k = match known {
+            Some(k) => k,
             None => {
                 if is_reserved(key) {
                     return Err(Error::InvalidArgument(format!(
@@ -213,7 +223,11 @@ impl FenceBatch {
                 }
                 let k = self.keys.len() as u32;
                 self.keys.push(key.into());
-                self.key_ids.insert(key.into(), k);
+                if !self.key_ids.is_empty() {
+                    self.key_ids.insert(key.into(), k);
+                } else if self.keys.len() > LINEAR_KEYS {
+                    self.key_ids = (0..).zip(&self.keys).map(|(i, k)| (k.clone(), i)).collect();
+                }
                 self.first_rank.push(rank);
                 k
             }
