@@ -170,6 +170,31 @@ fn a_fence_batch_gives_the_answers_of_puts_for_mixed_batches() {
 }
 
 #[test]
+fn a_batch_of_many_keys_each_put_again_keeps_one_value_per_key() {
+    // More distinct keys than a batch compares one by one before it indexes them by name, each
+    // put again after that point: every key keeps one id, its last value wins.
+    let keys: Vec<&'static str> = (0..70)
+        .map(|i| &*Box::leak(format!("many.{i:02}").into_boxed_str()))
+        .collect();
+    let mut rng = Rng(0x0005_eed0_f4e7 | 1);
+    let mut puts: Vec<Put> = Vec::new();
+    for round in 0..3u8 {
+        for (i, key) in keys.iter().enumerate() {
+            let rank = rng.below(4) as u32;
+            let value = Value::ByteObject(vec![round, i as u8, rank as u8]);
+            puts.push((rank, Scope::ALL[rng.below(3)], key, value));
+        }
+    }
+    let (mut reference, mut fast) = (Posted::new(), Posted::new());
+    by_put(&mut reference, &puts);
+    by_batch(&mut fast, &puts);
+    // The same values (at least one and a RANK_UNDEF index entry per key), the same bytes.
+    assert_eq!(reference.len(), fast.len());
+    assert!(fast.len() > 140);
+    assert!(reference.table().encode(9).unwrap() == fast.table().encode(9).unwrap());
+}
+
+#[test]
 fn a_value_posted_twice_in_one_batch_keeps_the_last_and_its_first_poster_is_undef() {
     let (_b, mut w) = store();
     let puts: Vec<Put> = vec![

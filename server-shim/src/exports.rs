@@ -16,9 +16,7 @@ use abi::c::{
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
 use abi::{ffi_or, ffi_ptr, ffi_status, AbiError};
 
-use crate::server::{
-    PostedData, PostedRef, PostedValue, Server, ServerOptions, Unpublished, Withdrawn,
-};
+use crate::server::{PostedData, PostedRef, Server, ServerOptions, Unpublished, Withdrawn};
 
 /// A C value read for the store: a byte object's bytes in place, anything else as a `Value`.
 enum Read<'a> {
@@ -311,17 +309,12 @@ pub unsafe extern "C" fn rshm_server_stage(
         // SAFETY: caller contract for each pointer.
         let (h, (ns, rank), key) =
             unsafe { (handle(s)?, proc_ref(proc)?, c_str(key, KEY_BUF - 1)?) };
-        // SAFETY: a valid value (caller contract); one the store cannot read is refused here.
-        let value = unsafe { read_value(value, 0) }.ok();
+        // SAFETY: a valid value (caller contract; a byte object's bytes outlive this call); one
+        // the store cannot read is refused here.
+        let value = unsafe { Read::of(value) }.ok();
         let mut server = lock(h);
-        let only = match value {
-            Some(value) => server.stage(PostedValue {
-                nspace: ns.to_owned(),
-                rank,
-                scope,
-                key: key.to_owned(),
-                value,
-            }),
+        let only = match &value {
+            Some(value) => server.stage_ref(ns, rank, scope, key, value.data()),
             None => server.stage_refused(ns, rank, key),
         };
         // SAFETY: NULL or a valid location (caller contract).

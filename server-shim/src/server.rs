@@ -144,7 +144,7 @@ pub struct Server {
     posted: HashMap<String, PostedParts>,
     resources: Option<Resources>,
     /// Values staged for the next flush ([`Server::stage`]), in the order staged.
-    pending: Vec<pending::Staged>,
+    pending: pending::Pending,
     /// Posted data withdrawn for good ([`Server::withdraw_posted_for_good`]): no more is taken.
     posted_withdrawn: bool,
     /// The process sets the host defined (`psets.rs`).
@@ -214,7 +214,7 @@ impl Server {
             local_host: opts.local_host.unwrap_or_else(kernel_hostname),
             posted: HashMap::new(),
             resources: None,
-            pending: Vec::new(),
+            pending: pending::Pending::default(),
             posted_withdrawn: false,
             psets: gds::psets::Registry::new(),
             groups: gds::psets::groups::Groups::new(),
@@ -380,7 +380,10 @@ impl Server {
         }
         tx.commit()?;
         for (ns, change) in changes {
-            self.posted.entry(ns.to_owned()).or_default().accept(change);
+            match self.posted.get_mut(ns) {
+                Some(parts) => parts.accept(change),
+                None => self.posted.entry(ns.to_owned()).or_default().accept(change),
+            }
         }
         Ok(())
     }

@@ -13,6 +13,9 @@ use crate::table::bulk::{byte_order, last_wins, BulkEntry, SortedRun};
 use crate::table::check_key;
 use crate::value::Value;
 
+/// Keys a batch finds by comparing them all before it indexes them by name.
+const LINEAR_KEYS: usize = 32;
+
 /// A collecting fence's data (`store_modex`: every process's posted values, typically one or a
 /// few keys per rank in rank order, the values business cards), built cheaply and merged into a
 /// namespace's [`Posted`] in one pass ([`Posted::apply`]).
@@ -29,6 +32,8 @@ use crate::value::Value;
 #[derive(Default)]
 pub struct FenceBatch {
     keys: Vec<Box<str>>,
+    /// `keys` by name once there are more than [`LINEAR_KEYS`] (empty before: a commit's few
+    /// keys are found by comparing, without hashing or a second copy of each).
     key_ids: HashMap<Box<str>, u32>,
     /// Per key: the rank of its first put (its RANK_UNDEF rank, if the namespace has none yet).
     first_rank: Vec<u32>,
@@ -119,14 +124,42 @@ impl FenceBatch {
             .map(|(k, &r)| (&**k, r))
     }
 
+    /// The batch without the values `drop` picks (by rank and key), put order kept; keys left
+    /// without a value are gone too (a put that failed half-way leaves its key interned).
+    pub fn without(self, drop: impl Fn(u32, &str) -> bool) -> Result<FenceBatch> {
+        let mut out = FenceBatch::new();
+        for e in &self.entries {
+            let key = &self.keys[e.kid as usize];
+            if drop(e.id, key) {
+                continue;
+            }
+            let scope = Scope::of_class(e.class).ok_or(Error::Corrupt("posted class"))?;
+            let bytes = &self.arena[e.loc as usize..e.loc as usize + e.len as usize];
+            out.put_stored(e.id, scope, key, e.flags, bytes)?;
+        }
+        Ok(out)
+    }
+
     /// Split the batch: the values of ranks `own` picks go to a batch of their own per rank,
     /// the others stay together; put order is kept within each.
     pub(crate) fn split(
         self,
         own: impl Fn(u32) -> bool,
     ) -> Result<(FenceBatch, BTreeMap<u32, FenceBatch>)> {
-        let mut rest = FenceBatch::new();
         let mut ranks: BTreeMap<u32, FenceBatch> = BTreeMap::new();
+        // One destination (a commit: one rank; a fence: none of its ranks own a table): the
+        // batch moves whole, without copying its values or interning its keys again.
+        if let Some(first) = self.entries.first().map(|e| e.id) {
+            let one_rank = self.entries.iter().all(|e| e.id == first);
+            if one_rank && own(first) {
+                ranks.insert(first, self);
+                return Ok((FenceBatch::new(), ranks));
+            }
+            if !self.entries.iter().any(|e| own(e.id)) {
+                return Ok((self, ranks));
+            }
+        }
+        let mut rest = FenceBatch::new();
         for e in &self.entries {
             let to = if own(e.id) {
                 ranks.entry(e.id).or_default()
@@ -162,8 +195,13 @@ impl FenceBatch {
                 return Ok(k);
             }
         }
-        let k = match self.key_ids.get(key) {
-            Some(&k) => k,
+        let known = if self.key_ids.is_empty() {
+            self.keys.iter().position(|k| **k == *key).map(|k| k as u32)
+        } else {
+            self.key_ids.get(key).copied()
+        };
+        let k = match known {
+            Some(k) => k,
             None => {
                 if is_reserved(key) {
                     return Err(Error::InvalidArgument(format!(
@@ -185,7 +223,11 @@ impl FenceBatch {
                 }
                 let k = self.keys.len() as u32;
                 self.keys.push(key.into());
-                self.key_ids.insert(key.into(), k);
+                if !self.key_ids.is_empty() {
+                    self.key_ids.insert(key.into(), k);
+                } else if self.keys.len() > LINEAR_KEYS {
+                    self.key_ids = (0..).zip(&self.keys).map(|(i, k)| (k.clone(), i)).collect();
+                }
                 self.first_rank.push(rank);
                 k
             }
@@ -195,10 +237,10 @@ impl FenceBatch {
     }
 
     /// The batch as a sorted run for [`TableBuilder::merge_run`], and the keys `indexed` lacks
-    /// with their first poster (for the RANK_UNDEF index).
+    /// with their first poster (for the RANK_UNDEF index; none without `indexed`).
     pub(super) fn into_run(
         self,
-        indexed: &HashMap<Box<str>, u32>,
+        indexed: Option<&HashMap<Box<str>, u32>>,
     ) -> (SortedRun, Vec<(Box<str>, u32)>) {
         let FenceBatch {
             keys,
@@ -207,12 +249,15 @@ impl FenceBatch {
             arena,
             ..
         } = self;
-        let newly_indexed = keys
-            .iter()
-            .zip(first_rank)
-            .filter(|(k, _)| !indexed.contains_key(*k))
-            .map(|(k, r)| (k.clone(), r))
-            .collect();
+        let newly_indexed = match indexed {
+            Some(indexed) => keys
+                .iter()
+                .zip(first_rank)
+                .filter(|(k, _)| !indexed.contains_key(*k))
+                .map(|(k, r)| (k.clone(), r))
+                .collect(),
+            None => Vec::new(),
+        };
         // Key order: byte order of the keys (the segment's entry order).
         let order = byte_order(&keys);
         // (rank, key) order, each (rank, key) once: the last put wins, whatever its scope. A

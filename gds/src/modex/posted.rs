@@ -103,11 +103,8 @@ impl Posted {
                 "more than 2^24 distinct keys".into(),
             ));
         }
-        let (run, mut newly_indexed) = batch.into_run(&self.indexed);
+        let (run, newly_indexed) = batch.into_run(self.own_index.then_some(&self.indexed));
         self.table.merge_run(run, POSTED_CLASSES)?;
-        if !self.own_index {
-            newly_indexed.clear();
-        }
         // The RANK_UNDEF index of keys posted for the first time (a few entries, inserted one
         // by one; they sort before every posted entry, so encoding still streams).
         for (key, rank) in newly_indexed {

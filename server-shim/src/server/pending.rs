@@ -5,18 +5,95 @@
 use std::collections::HashSet;
 
 use gds::modex::{FenceBatch, PostedParts, Scope, Staged as Change};
-use gds::{Error, Result, Value};
+use gds::{Error, Result};
 
-use super::{PostedValue, Server, Withdrawn};
+use super::{PostedData, PostedValue, Server, Withdrawn};
 
-/// One staged change of posted data.
-pub(super) struct Staged {
-    nspace: String,
+/// Values staged for one flush, each put into its namespace's fence batch when staged (its
+/// bytes archived once, into the batch's arena: no value kept apart until the flush), and the
+/// identity of each (what a failed flush withdraws). The buffers are kept across flushes.
+#[derive(Default)]
+pub(super) struct Pending {
+    /// The staged namespaces, in the order they were first staged.
+    namespaces: Vec<String>,
+    /// One batch per namespace of `namespaces`.
+    batches: Vec<FenceBatch>,
+    /// Every staged value, in the order staged.
+    items: Vec<Item>,
+    /// The staged keys, one after another (`Item::key` ranges).
+    keys: String,
+    /// Whether some value was refused (staged as the withdrawal of its key).
+    any_refused: bool,
+}
+
+/// One staged value: its namespace (index in `namespaces`), rank, key (range in `keys`) and
+/// whether the store refused it.
+struct Item {
+    ns: usize,
     rank: u32,
-    scope: u8,
-    key: String,
-    /// `None`: a value the store cannot hold; its key is withdrawn at the flush.
-    value: Option<Value>,
+    key: (usize, usize),
+    refused: bool,
+}
+
+impl Pending {
+    /// The index of `ns`, added (with an empty batch) if it is new.
+    fn namespace(&mut self, ns: &str) -> usize {
+        if let Some(last) = self.items.last() {
+            if self.namespaces[last.ns] == ns {
+                return last.ns;
+            }
+        }
+        match self.namespaces.iter().position(|n| n == ns) {
+            Some(i) => i,
+            None => {
+                self.namespaces.push(ns.to_owned());
+                self.batches.push(FenceBatch::new());
+                self.namespaces.len() - 1
+            }
+        }
+    }
+
+    fn push(&mut self, ns: usize, rank: u32, key: &str, refused: bool) -> bool {
+        let at = self.keys.len();
+        self.keys.push_str(key);
+        self.items.push(Item {
+            ns,
+            rank,
+            key: (at, self.keys.len()),
+            refused,
+        });
+        self.any_refused |= refused;
+        self.items.len() == 1
+    }
+
+    fn id(&self, i: &Item) -> PostedKey<'_> {
+        (&self.namespaces[i.ns], i.rank, &self.keys[i.key.0..i.key.1])
+    }
+
+    /// Forget everything staged, keeping the buffers.
+    fn clear(&mut self) {
+        self.namespaces.clear();
+        self.batches.clear();
+        self.items.clear();
+        self.keys.clear();
+        self.any_refused = false;
+    }
+
+    /// Forget what is staged for `ns`.
+    fn drop_namespace(&mut self, ns: &str) {
+        let Some(n) = self.namespaces.iter().position(|x| x == ns) else {
+            return;
+        };
+        self.namespaces.remove(n);
+        self.batches.remove(n);
+        self.items.retain(|i| i.ns != n);
+        for i in &mut self.items {
+            if i.ns > n {
+                i.ns -= 1;
+            }
+        }
+        self.any_refused = self.items.iter().any(|i| i.refused);
+    }
 }
 
 /// What [`Server::flush`] published.
@@ -45,50 +122,59 @@ pub struct Unpublished {
 /// (namespace, rank, key) of a staged value.
 type PostedKey<'a> = (&'a str, u32, &'a str);
 
-impl Staged {
-    fn id(&self) -> PostedKey<'_> {
-        (&self.nspace, self.rank, &self.key)
-    }
-}
-
 impl Server {
     /// Stage a committed value for the next [`Server::flush`]. Returns whether it is the only
     /// staged value (the caller schedules a flush then).
     pub fn stage(&mut self, v: PostedValue) -> bool {
-        self.pending.push(Staged {
-            nspace: v.nspace,
-            rank: v.rank,
-            scope: v.scope,
-            key: v.key,
-            value: Some(v.value),
+        self.stage_ref(
+            &v.nspace,
+            v.rank,
+            v.scope,
+            &v.key,
+            PostedData::Value(&v.value),
+        )
+    }
+
+    /// [`Server::stage`] of a borrowed value: archived (or, a byte object, copied) into the
+    /// staged batch now. A value the batch refuses (a reserved key, a bad scope or key, a type
+    /// the store cannot archive) is staged as the withdrawal of its key.
+    pub fn stage_ref(
+        &mut self,
+        ns: &str,
+        rank: u32,
+        scope: u8,
+        key: &str,
+        data: PostedData<'_>,
+    ) -> bool {
+        let p = &mut self.pending;
+        let n = p.namespace(ns);
+        let batch = &mut p.batches[n];
+        let put = Scope::from_raw(scope).and_then(|scope| match data {
+            PostedData::Value(v) => batch.put(rank, scope, key, v),
+            PostedData::Bytes(b) => batch.put_bytes(rank, scope, key, b),
         });
-        self.pending.len() == 1
+        p.push(n, rank, key, put.is_err())
     }
 
     /// Stage the withdrawal of `key` of (`ns`, `rank`): a newer value the store cannot hold (so
     /// readers stop finding the older one). Returns as [`Server::stage`].
     pub fn stage_refused(&mut self, ns: &str, rank: u32, key: &str) -> bool {
-        self.pending.push(Staged {
-            nspace: ns.to_owned(),
-            rank,
-            scope: Scope::Global as u8,
-            key: key.to_owned(),
-            value: None,
-        });
-        self.pending.len() == 1
+        let n = self.pending.namespace(ns);
+        self.pending.push(n, rank, key, true)
     }
 
     /// Whether values are staged, and by a process other than (`ns`, `rank`): a new commit
     /// begins, and the staged one can be flushed on its own.
     pub fn staged_by_other(&self, ns: &str, rank: u32) -> bool {
-        self.pending
+        let p = &self.pending;
+        p.items
             .last()
-            .is_some_and(|p| p.nspace != ns || p.rank != rank)
+            .is_some_and(|i| p.namespaces[i.ns] != ns || i.rank != rank)
     }
 
     /// How many values are staged.
     pub fn staged(&self) -> usize {
-        self.pending.len()
+        self.pending.items.len()
     }
 
     /// Publish every staged value as one generation (none if nothing changes), in the order
@@ -97,12 +183,12 @@ impl Server {
     /// generation; failing that, the posted tables of their namespaces): clients then read
     /// those keys from the next store in line, never an older value from this one.
     pub fn flush(&mut self) -> std::result::Result<Flushed, Unpublished> {
-        let items = std::mem::take(&mut self.pending);
-        if items.is_empty() {
+        if self.pending.items.is_empty() {
             return Ok(Flushed::default());
         }
-        self.publish_staged(&items).map_err(|error| {
-            let withdrawn = match self.withdraw_staged(&items) {
+        let mut p = std::mem::take(&mut self.pending);
+        let result = self.publish_staged(&mut p).map_err(|error| {
+            let withdrawn = match self.withdraw_staged(&p) {
                 Ok(w) => Some(w),
                 // Nothing could be published: no reader may keep answering older values.
                 Err(_) => self
@@ -111,38 +197,50 @@ impl Server {
                     .map(|()| Withdrawn::Store),
             };
             Unpublished { withdrawn, error }
-        })
+        });
+        p.clear();
+        self.pending = p;
+        result
     }
 
     /// Publish pending values before another change of posted data, so that changes reach
     /// readers in the order they were made. A failure is handled as [`Server::flush`] handles
     /// it (callers that report it flush first themselves).
     pub(super) fn flush_first(&mut self) {
-        if !self.pending.is_empty() {
+        if !self.pending.items.is_empty() {
             let _ = self.flush();
         }
     }
 
     /// Forget what is staged for `ns` (deregistered: its posted data goes anyway).
     pub(super) fn drop_staged(&mut self, ns: &str) {
-        self.pending.retain(|p| p.nspace != ns);
+        self.pending.drop_namespace(ns);
     }
 
-    fn publish_staged(&mut self, items: &[Staged]) -> Result<Flushed> {
+    fn publish_staged(&mut self, p: &mut Pending) -> Result<Flushed> {
         self.check_posted_taken()?;
-        let (mut batches, refused) = batches(items, &HashSet::new());
-        // A refused put may leave its key in the batch, and an earlier value of a refused key
-        // may be batched: batch again without the refused keys (the withdrawal stands for every
-        // value of the key staged here; the next store in line has the latest).
-        if items
-            .iter()
-            .any(|i| i.value.is_some() && refused.contains(&i.id()))
-        {
-            batches = self::batches(items, &refused).0;
+        let mut batches = std::mem::take(&mut p.batches);
+        let p = &*p;
+        let mut refused: HashSet<PostedKey<'_>> = HashSet::new();
+        let mut nrefused = 0;
+        if p.any_refused {
+            refused.extend(p.items.iter().filter(|i| i.refused).map(|i| p.id(i)));
+            nrefused = p
+                .items
+                .iter()
+                .filter(|i| refused.contains(&p.id(i)))
+                .count();
+            // A refused put may leave its key in the batch, and an earlier value of a refused
+            // key may be batched: batch again without the refused keys (the withdrawal stands
+            // for every value of the key staged here; the next store in line has the latest).
+            for (n, batch) in batches.iter_mut().enumerate() {
+                let ns = p.namespaces[n].as_str();
+                *batch = std::mem::take(batch)
+                    .without(|rank, key| refused.contains(&(ns, rank, key)))?;
+            }
         }
-        let nrefused = items.iter().filter(|i| refused.contains(&i.id())).count();
         let mut next: Vec<(&str, Change)> = Vec::with_capacity(batches.len());
-        for (ns, batch) in batches {
+        for (ns, batch) in p.namespaces.iter().map(String::as_str).zip(batches) {
             let fresh = PostedParts::new();
             let parts = self.posted.get(ns).unwrap_or(&fresh);
             let mut change = parts.stage(batch)?;
@@ -158,23 +256,23 @@ impl Server {
             self.publish_changes(next)?;
         }
         Ok(Flushed {
-            values: items.len(),
+            values: p.items.len(),
             refused: nrefused,
         })
     }
 
     /// Withdraw every staged key in one generation; failing that, the posted tables of their
     /// namespaces (a commit writing only a root).
-    fn withdraw_staged(&mut self, items: &[Staged]) -> Result<Withdrawn> {
-        let namespaces = in_order(items.iter().map(|i| i.nspace.as_str()));
+    fn withdraw_staged(&mut self, p: &Pending) -> Result<Withdrawn> {
+        let namespaces: Vec<&str> = p.namespaces.iter().map(String::as_str).collect();
         let mut next: Vec<(&str, Change)> = Vec::new();
-        for ns in &namespaces {
+        for (n, ns) in namespaces.iter().enumerate() {
             let Some(parts) = self.posted.get(*ns) else {
                 continue;
             };
             let mut change = Change::default();
-            for i in items.iter().filter(|i| i.nspace == *ns) {
-                let _ = parts.withdraw_in(&mut change, i.rank, &i.key);
+            for i in p.items.iter().filter(|i| i.ns == n) {
+                let _ = parts.withdraw_in(&mut change, i.rank, p.id(i).2);
             }
             if !change.is_empty() {
                 next.push((ns, change));
@@ -200,45 +298,4 @@ impl Server {
         }
         Ok(Withdrawn::Namespace)
     }
-}
-
-/// One fence batch per namespace (in the order namespaces first appear) of the staged values
-/// the store takes, leaving out the keys in `skip`; and the keys of the values it refuses.
-fn batches<'a>(
-    items: &'a [Staged],
-    skip: &HashSet<PostedKey<'a>>,
-) -> (Vec<(&'a str, FenceBatch)>, HashSet<PostedKey<'a>>) {
-    let mut out: Vec<(&str, FenceBatch)> = in_order(items.iter().map(|i| i.nspace.as_str()))
-        .into_iter()
-        .map(|ns| (ns, FenceBatch::new()))
-        .collect();
-    let mut refused = HashSet::new();
-    for i in items {
-        if skip.contains(&i.id()) {
-            continue;
-        }
-        let Some(value) = &i.value else {
-            refused.insert(i.id());
-            continue;
-        };
-        let Some((_, batch)) = out.iter_mut().find(|(ns, _)| *ns == i.nspace) else {
-            continue;
-        };
-        let put = Scope::from_raw(i.scope).and_then(|s| batch.put(i.rank, s, &i.key, value));
-        if put.is_err() {
-            refused.insert(i.id());
-        }
-    }
-    (out, refused)
-}
-
-/// The distinct names, in the order they first appear.
-fn in_order<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for n in names {
-        if !out.contains(&n) {
-            out.push(n);
-        }
-    }
-    out
 }
