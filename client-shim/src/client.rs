@@ -84,12 +84,12 @@ impl Client {
         })
     }
 
-    /// The attached reader.
     /// The part job tables are read from (`gds::part::DATA`, or `DATA_REPLICAS + domain`).
     pub fn data_part(&self) -> u32 {
         self.data_part
     }
 
+    /// The attached reader.
     pub fn reader(&self) -> &Reader {
         &self.reader
     }

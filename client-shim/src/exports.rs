@@ -224,10 +224,34 @@ unsafe fn with_value(
     req: &GetRequest,
     f: impl FnOnce(&Client, Asked<'_>, &ValueRef<'_>, &Arc<TableView>) -> Result<(), AbiError>,
 ) -> Result<Outcome, AbiError> {
+    // SAFETY: forwarded caller contract.
+    let (ns, rank, key) = unsafe { asked(proc_, key) }?;
+    value_of(ns, rank, key, req, f)
+}
+
+/// The `pmix_proc_t` and key of a Get, read once.
+///
+/// # Safety
+/// As [`rshm_client_get`]'s `proc_` and `key`.
+unsafe fn asked<'a>(
+    proc_: *const pmix_proc_t,
+    key: *const c_char,
+) -> Result<(&'a str, u32, &'a str), AbiError> {
     // SAFETY: valid pmix_proc_t (caller contract).
     let (ns, rank) = unsafe { proc_ref(proc_) }?;
     // SAFETY: NUL-terminated key (caller contract).
     let key = unsafe { c_str(key, KEY_BUF - 1) }?;
+    Ok((ns, rank, key))
+}
+
+/// [`with_value`] of an identifier and key already read.
+fn value_of(
+    ns: &str,
+    rank: u32,
+    key: &str,
+    req: &GetRequest,
+    f: impl FnOnce(&Client, Asked<'_>, &ValueRef<'_>, &Arc<TableView>) -> Result<(), AbiError>,
+) -> Result<Outcome, AbiError> {
     with_client(|client| {
         let pin = client.reader().pin();
         match client.decide(&pin, ns, rank, key, req) {
@@ -271,10 +295,11 @@ pub unsafe fn rshm_client_get_with(
     if val.is_null() {
         return Err(AbiError::BadParam("NULL val".into()));
     }
-    // SAFETY: NUL-terminated key (caller contract).
-    if !key.is_null() && sets::is_get_key(unsafe { c_str(key, KEY_BUF - 1) }?) {
+    // SAFETY: forwarded caller contract.
+    let (ns, rank, key) = unsafe { asked(proc_, key) }?;
+    if sets::is_get_key(key) {
         // SAFETY: forwarded caller contract.
-        return unsafe { set_get(proc_, key, req, val) };
+        return unsafe { set_get(ns, rank, key, req, val) };
     }
     let give = |client: &Client, asked: Asked<'_>, v: &ValueRef<'_>, table: &Arc<TableView>| {
         match req.mode {
@@ -302,23 +327,21 @@ pub unsafe fn rshm_client_get_with(
         }
         Ok(())
     };
-    // SAFETY: valid pmix_proc_t and NUL-terminated key (caller contract).
-    unsafe { with_value(proc_, key, req, give) }
+    value_of(ns, rank, key, req, give)
 }
 
 /// A Get of a process-set key (`sets::is_get_key`): built values, so pointer mode is the host
 /// library's.
 ///
 /// # Safety
-/// As [`rshm_client_get`].
+/// `val` as [`rshm_client_get`]'s.
 unsafe fn set_get(
-    proc_: *const pmix_proc_t,
-    key: *const c_char,
+    ns: &str,
+    rank: u32,
+    key: &str,
     req: &GetRequest,
     val: *mut *mut pmix_value_t,
 ) -> Result<Outcome, AbiError> {
-    // SAFETY: valid pmix_proc_t and NUL-terminated key (caller contract).
-    let ((ns, rank), key) = unsafe { (proc_ref(proc_)?, c_str(key, KEY_BUF - 1)?) };
     if req.directives.refresh || !req.unknown.is_empty() || req.mode == Mode::Pointer {
         return Ok(Outcome::Pass(Pass::Directive));
     }
