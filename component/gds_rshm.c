@@ -370,7 +370,7 @@ static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmi
         rc = hash->store(proc, scope, kv);
     }
     t1 = rshm_thread_cpu_ns();
-    hash_store_cpu_ns += t1 - t0;
+    hash_store_cpu_ns += rshm_cpu_interval(t0, t1);
     if (!is_server() || NULL == kv || NULL == kv->key || NULL == kv->value
         || PMIX_INTERNAL == scope || PMIX_CHECK_RESERVED_KEY(kv->key)) {
         return rc;
@@ -378,7 +378,7 @@ static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmi
     s = server_store();
     if (NULL != s) {
         rshm_stage(s, proc, scope, kv->key, kv->value);
-        rshm_store_cpu_ns += rshm_thread_cpu_ns() - t1;
+        rshm_store_cpu_ns += rshm_cpu_interval(t1, rshm_thread_cpu_ns());
     }
     return rc;
 }
@@ -490,11 +490,11 @@ static pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t
         buff->unpack_ptr = start;
     }
     t1 = rshm_thread_cpu_ns();
-    rshm_store_cpu_ns += t1 - t0;
+    rshm_store_cpu_ns += rshm_cpu_interval(t0, t1);
     if (NULL != hash && NULL != hash->store_modex) {
         rc = hash->store_modex(ns, buff, cbdata);
     }
-    hash_store_cpu_ns += rshm_thread_cpu_ns() - t1;
+    hash_store_cpu_ns += rshm_cpu_interval(t1, rshm_thread_cpu_ns());
     return rc;
 }
 

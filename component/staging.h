@@ -20,6 +20,9 @@ void rshm_staging_finalize(rshm_server_t *s);
 
 /* CPU time of the calling thread, in nanoseconds. */
 unsigned long long rshm_thread_cpu_ns(void);
+/* The CPU time between two rshm_thread_cpu_ns readings, less the reading's own cost (a
+ * system call of about a microsecond here, which per-key intervals would otherwise count). */
+unsigned long long rshm_cpu_interval(unsigned long long from, unsigned long long to);
 /* CPU time the server spent storing posted data (progress thread; read at finalize for
  * $RSHM_GDS_STATS): in the store (staging, flushes, fence batches) and in gds/hash's store
  * calls the component makes for the same data. */

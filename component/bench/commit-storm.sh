@@ -13,7 +13,8 @@
 # data, to subtract. With rshm the component's counters are read from RSHM_GDS_STATS
 # (<dir>/server-<pid>: publications, bytes_written, files_written, and the progress thread's CPU
 # time storing posted data, rshm_store_cpu_ns in the store, hash_store_cpu_ns in the gds/hash
-# calls the component passes on), "n/a" when it writes none;
+# calls the component passes on; each interval less one clock reading's own cost, the least of 32
+# empty ones, so that the per-key probes are not counted), "n/a" when it writes none;
 # "peak store" is the largest allocated size of the store directory's files, sampled every
 # 20 ms. PERF=1 also records the host with perf (cpu-clock) and prints the share of its samples
 # in pmix_mca_gds_rshm.so (rshm's store path in user space; the kernel's copying of the files it

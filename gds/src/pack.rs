@@ -1,23 +1,28 @@
 //! The writer's side of a pack (format.md section 10): one file that small segments (posted
 //! tables, the index, roots) are appended to, each with its own header and `state` word, so
-//! that publishing a commit creates, reserves, maps and unlinks no file.
+//! that publishing a commit creates, reserves, maps and unlinks no file, and makes no system
+//! call.
 //!
-//! The file is sized with `ftruncate` and left sparse: every byte goes in with `pwrite`, which
-//! reports a full filesystem as `OutOfSpace` (a mapping would take a SIGBUS). The writer maps
-//! the whole pack read-write once, only for the `state` words (P2), each in a page its `pwrite`
-//! has already allocated.
+//! The writer maps the whole pack read-write once and writes segments through the mapping:
+//! a shared file mapping is not copy-on-write, so a server that forks its clients while they
+//! commit pays no page copy for it, and an append is a copy, not a `pwrite`. The file is sized
+//! with `ftruncate` and stays sparse past what is backed: space is reserved (`fallocate`) and
+//! the mapping's pages populated ahead of the tail in steps of [`BACK_STEP`], so a full
+//! filesystem is `OutOfSpace` from `fallocate`, never a SIGBUS on a store.
 
 #![forbid(unsafe_code)]
 
 use std::os::fd::OwnedFd;
 
-use crate::bytes::{Encoder, Sink};
+use rustix::fs::FallocateFlags;
+
+use crate::bytes::Encoder;
 use crate::dir::{Ownership, StoreDir};
 use crate::error::{Error, Result};
 use crate::layout::{Kind, HEADER_LEN, MAX_PACK_SEQ, PACK_ALIGN, STATE_OFF};
 use crate::protocol;
-use crate::raw::RwMap;
-use crate::segment::{encode_header, pack_name, FileSink};
+use crate::raw::{populate, RwMap};
+use crate::segment::{encode_header, pack_name};
 
 /// The smallest pack: a store of a few small tables stays one page table of tmpfs, and a
 /// reader maps no more than this of an old pack.
@@ -26,13 +31,20 @@ pub const PACK_MIN: u64 = 1 << 20;
 /// Largest offset a place can hold (32 bits of 16-byte units).
 const PACK_MAX: u64 = 1 << 36;
 
-/// An open pack: its file, the writer's mapping of it and where the next segment goes.
+/// Space is reserved and populated this far ahead of the tail at a time: one `fallocate` and
+/// one `madvise` per 64 pages appended, not a fault (or a system call) per segment.
+pub const BACK_STEP: u64 = 256 << 10;
+
+/// An open pack: its file, the writer's mapping of it, where the next segment goes and how far
+/// its space is reserved.
 pub struct Pack {
     seq: u32,
     fd: OwnedFd,
     map: RwMap,
     cap: u64,
     tail: u64,
+    /// Bytes from the start reserved with `fallocate` (and populated in the mapping).
+    backed: u64,
 }
 
 impl Pack {
@@ -51,29 +63,59 @@ impl Pack {
         let name = pack_name(seq);
         let fd = dir.create_sparse_file(&name, cap, own)?;
         let made = (|| {
-            let mut enc = Encoder::default();
-            encode_header(&mut enc, Kind::Pack, u64::from(seq), cap);
-            FileSink::at(&fd, 0, HEADER_LEN).write_at(0, &enc.buf)?;
             let map = RwMap::map(&fd, cap)?;
-            let state = map
-                .atomic_u32(STATE_OFF)
-                .ok_or(Error::Corrupt("state word"))?;
-            protocol::mark_ready(state);
-            Ok(map)
-        })();
-        match made {
-            Ok(map) => Ok(Pack {
+            let mut pack = Pack {
                 seq,
                 fd,
                 map,
                 cap,
-                tail: HEADER_LEN as u64,
-            }),
-            Err(e) => {
-                let _ = dir.unlink(&name);
-                Err(e)
-            }
+                tail: 0,
+                backed: 0,
+            };
+            let mut enc = Encoder::default();
+            encode_header(&mut enc, Kind::Pack, u64::from(seq), cap);
+            pack.back(HEADER_LEN as u64)?;
+            pack.map.bytes_mut()[..HEADER_LEN].copy_from_slice(&enc.buf);
+            let state = pack
+                .map
+                .atomic_u32(STATE_OFF)
+                .ok_or(Error::Corrupt("state word"))?;
+            protocol::mark_ready(state);
+            pack.tail = HEADER_LEN as u64;
+            Ok(pack)
+        })();
+        if made.is_err() {
+            let _ = dir.unlink(&name);
         }
+        made
+    }
+
+    /// Reserve the file's space up to `end` (in steps of [`BACK_STEP`]) and populate the
+    /// mapping's pages there: stores up to `end` then neither fault nor meet a full filesystem.
+    fn back(&mut self, end: u64) -> Result<()> {
+        if end <= self.backed {
+            return Ok(());
+        }
+        let to = end
+            .max(self.backed + BACK_STEP)
+            .next_multiple_of(BACK_STEP)
+            .min(self.cap);
+        if end > to {
+            return Err(Error::InvalidArgument(
+                "segment does not fit the pack".into(),
+            ));
+        }
+        rustix::fs::fallocate(
+            &self.fd,
+            FallocateFlags::KEEP_SIZE,
+            self.backed,
+            to - self.backed,
+        )
+        .map_err(|e| Error::io("reserve pack space", e.into()))?;
+        let (base, _) = self.map.range();
+        populate(base + self.backed as usize, (to - self.backed) as usize);
+        self.backed = to;
+        Ok(())
     }
 
     pub fn seq(&self) -> u32 {
@@ -101,12 +143,14 @@ impl Pack {
         self.tail.next_multiple_of(PACK_ALIGN as u64) + len <= self.cap
     }
 
-    /// Append a segment of `len` bytes that `fill` writes (its header in state BUILDING),
-    /// then mark it ready (P1, P2). Returns its offset. On error the tail does not move.
+    /// Append a segment of `len` bytes that `fill` writes into the mapping (its header in
+    /// state BUILDING), then mark it ready (P1p, P2). `fill` also gets the pack's bytes before
+    /// the segment (published segments among them, never written again: a root is patched
+    /// from the one before). Returns the segment's offset. On error the tail does not move.
     pub fn append(
         &mut self,
         len: usize,
-        fill: impl FnOnce(&mut FileSink<'_>) -> Result<()>,
+        fill: impl FnOnce(&[u8], &mut [u8]) -> Result<()>,
     ) -> Result<u64> {
         if len < HEADER_LEN || !self.fits(len as u64) {
             return Err(Error::InvalidArgument(
@@ -114,7 +158,9 @@ impl Pack {
             ));
         }
         let off = self.tail.next_multiple_of(PACK_ALIGN as u64);
-        fill(&mut FileSink::at(&self.fd, off as usize, len))?;
+        self.back(off + len as u64)?;
+        let (before, after) = self.map.bytes_mut().split_at_mut(off as usize);
+        fill(before, &mut after[..len])?;
         let state = self
             .map
             .atomic_u32(off as usize + STATE_OFF)
@@ -124,20 +170,10 @@ impl Pack {
         Ok(off)
     }
 
-    /// Read back the published segment of `len` bytes at `off` (for a copy into a new pack),
-    /// its state reset to BUILDING.
-    pub fn read_segment(&self, off: u64, len: usize) -> Result<Vec<u8>> {
-        let mut buf = vec![0u8; len];
-        let mut done = 0;
-        while done < len {
-            match rustix::io::pread(&self.fd, &mut buf[done..], off + done as u64) {
-                Ok(0) => return Err(Error::Corrupt("pack shorter than its segment")),
-                Ok(n) => done += n,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(Error::io("read pack", e.into())),
-            }
-        }
-        buf[STATE_OFF..STATE_OFF + 4].copy_from_slice(&protocol::STATE_BUILDING.to_ne_bytes());
-        Ok(buf)
+    /// The published segment of `len` bytes at `off` (for a copy into a new pack).
+    pub fn segment(&mut self, off: u64, len: usize) -> Result<&[u8]> {
+        let end = off.checked_add(len as u64).filter(|&e| e <= self.tail);
+        let end = end.ok_or(Error::Corrupt("segment past the pack's tail"))?;
+        Ok(&self.map.bytes_mut()[off as usize..end as usize])
     }
 }

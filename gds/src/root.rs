@@ -198,13 +198,78 @@ impl RootView {
     }
 }
 
-/// The root of `generation`: `prev` (a root this writer encoded) with `changes` applied, each a
+/// The root of a generation: `prev` (a root this writer encoded) with `changes` applied, each a
 /// table of a namespace `prev` already names, given in root order: a record of the same
 /// (name, part) gets the change's `table_at`, any other is inserted in order. `None` when a
 /// change names a namespace `prev` does not (its name is not in `prev`'s names region): encode
 /// the root anew. A copy of `prev`'s records with a few spliced in, where [`encode`] visits
 /// every table of the store: a commit's root costs a copy of the previous one.
-pub fn patch(prev: &[u8], generation: u64, changes: &[RefSpec<'_>]) -> Option<Vec<u8>> {
+///
+/// This is the length of that root.
+pub fn patch_len(prev: &[u8], changes: &[RefSpec<'_>]) -> Option<usize> {
+    Some(splice(prev, changes, &mut Count)?.total)
+}
+
+/// Write the root [`patch_len`] measures into `out`, which must be exactly that long (the
+/// writer's pack, where the root is published from: no buffer of it is built apart). `None`
+/// as [`patch_len`], or when `out` is not that long.
+pub fn patch_into(
+    prev: &[u8],
+    generation: u64,
+    changes: &[RefSpec<'_>],
+    out: &mut [u8],
+) -> Option<()> {
+    let mut cur = Cursor { buf: out, at: 0 };
+    let s = splice(prev, changes, &mut cur)?;
+    let Cursor { buf: out, at } = cur;
+    if out.len() != s.total || at > s.total {
+        return None;
+    }
+    out[at..].fill(0);
+    out[24..32].copy_from_slice(&generation.to_ne_bytes());
+    out[32..40].copy_from_slice(&(s.total as u64).to_ne_bytes());
+    out[HEADER_LEN..HEADER_LEN + 4].copy_from_slice(&(s.count as u32).to_ne_bytes());
+    out[HEADER_LEN + 16..HEADER_LEN + 24].copy_from_slice(&(s.names_off as u64).to_ne_bytes());
+    Some(())
+}
+
+/// Where [`splice`] writes: nowhere, or a slice.
+trait Out {
+    fn put(&mut self, b: &[u8]) -> Option<()>;
+}
+
+/// Writes nothing: [`patch_len`] needs only [`Spliced`].
+struct Count;
+
+impl Out for Count {
+    fn put(&mut self, _: &[u8]) -> Option<()> {
+        Some(())
+    }
+}
+
+struct Cursor<'a> {
+    buf: &'a mut [u8],
+    at: usize,
+}
+
+impl Out for Cursor<'_> {
+    fn put(&mut self, b: &[u8]) -> Option<()> {
+        let end = self.at.checked_add(b.len())?;
+        self.buf.get_mut(self.at..end)?.copy_from_slice(b);
+        self.at = end;
+        Some(())
+    }
+}
+
+/// What [`splice`] made: the new record count, the names region's new offset, the length.
+struct Spliced {
+    count: usize,
+    names_off: usize,
+    total: usize,
+}
+
+/// Write `prev` up to the end of its names, with `changes` spliced into its records.
+fn splice(prev: &[u8], changes: &[RefSpec<'_>], out: &mut impl Out) -> Option<Spliced> {
     let count = u32_at(prev, HEADER_LEN)? as usize;
     let refs_off = u64_at(prev, HEADER_LEN + 8)? as usize;
     let names_off = u64_at(prev, HEADER_LEN + 16)? as usize;
@@ -220,8 +285,7 @@ pub fn patch(prev: &[u8], generation: u64, changes: &[RefSpec<'_>]) -> Option<Ve
             u32_at(rec, 20)?,
         ))
     };
-    let mut out = Vec::with_capacity(prev.len() + changes.len() * REF);
-    out.extend_from_slice(prev.get(..refs_off)?);
+    out.put(prev.get(..refs_off)?)?;
     let mut next = 0; // the first record of `prev` not copied yet
     let mut added = 0;
     for c in changes {
@@ -236,18 +300,18 @@ pub fn patch(prev: &[u8], generation: u64, changes: &[RefSpec<'_>]) -> Option<Ve
                 hi = mid;
             }
         }
-        out.extend_from_slice(prev.get(refs_off + next * REF..refs_off + lo * REF)?);
+        out.put(prev.get(refs_off + next * REF..refs_off + lo * REF)?)?;
         // The name's place in the names region, from a record of the same name beside it.
         let same_name = |i: usize| key(i).filter(|k| k.0 == want.0 && k.1 == want.1);
         let named = [lo, lo.wrapping_sub(1)]
             .into_iter()
             .find(|&i| i < count && same_name(i).is_some())?;
         let rec = record(named)?;
-        out.extend_from_slice(&c.name_hash.to_ne_bytes());
-        out.extend_from_slice(&rec[8..16]);
-        out.extend_from_slice(&c.nsid.to_ne_bytes());
-        out.extend_from_slice(&c.part.to_ne_bytes());
-        out.extend_from_slice(&c.table_at.to_ne_bytes());
+        out.put(&c.name_hash.to_ne_bytes())?;
+        out.put(&rec[8..16])?;
+        out.put(&c.nsid.to_ne_bytes())?;
+        out.put(&c.part.to_ne_bytes())?;
+        out.put(&c.table_at.to_ne_bytes())?;
         if lo < count && key(lo)? == want {
             next = lo + 1;
         } else {
@@ -255,15 +319,11 @@ pub fn patch(prev: &[u8], generation: u64, changes: &[RefSpec<'_>]) -> Option<Ve
             added += 1;
         }
     }
-    out.extend_from_slice(prev.get(refs_off + next * REF..)?);
-    let count = count + added;
+    out.put(prev.get(refs_off + next * REF..names_off + names_len)?)?;
     let moved = added * REF;
-    let total = (names_off + moved + names_len).next_multiple_of(REGION_ALIGN);
-    out.resize(total, 0);
-    out[24..32].copy_from_slice(&generation.to_ne_bytes());
-    out[32..40].copy_from_slice(&(total as u64).to_ne_bytes());
-    out[HEADER_LEN..HEADER_LEN + 4].copy_from_slice(&(count as u32).to_ne_bytes());
-    out[HEADER_LEN + 16..HEADER_LEN + 24]
-        .copy_from_slice(&((names_off + moved) as u64).to_ne_bytes());
-    Some(out)
+    Some(Spliced {
+        count: count + added,
+        names_off: names_off + moved,
+        total: (names_off + moved + names_len).next_multiple_of(REGION_ALIGN),
+    })
 }

@@ -10,11 +10,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::bytes::{Encoder, Sink};
+use crate::bytes::Encoder;
 use crate::dir::{default_base_dir, fresh_store_name, sweep_dead_stores, Ownership, StoreDir};
 use crate::error::{Error, Result};
 use crate::layout::{
     key_hash, pack_place, Kind, ANCHOR_LEN, MAX_NSPACE_LEN, POSTED_WITHDRAWN_OFF, ROOT_AT_OFF,
+    STATE_OFF,
 };
 use crate::pack::Pack;
 use crate::part;
@@ -74,10 +75,9 @@ pub struct Writer {
     /// number of the next pack.
     pack: Option<Pack>,
     next_pack: u32,
-    /// A table bound for the pack is encoded here first, then written with one `pwrite`.
-    scratch: Vec<u8>,
-    /// The published root's bytes (state BUILDING), which the next root patches.
-    last_root: Vec<u8>,
+    /// The published root's pack, offset and length (the next root patches it when it is in
+    /// the current pack); `None` before the first publication.
+    last_root: Option<(u32, u64, usize)>,
     /// The tables of the published root, in its order.
     tables: BTreeMap<TableKey, Published>,
     nsids: HashMap<String, u32>,
@@ -157,8 +157,7 @@ impl Writer {
             root_gen: 0,
             pack: None,
             next_pack: 1,
-            scratch: Vec::new(),
-            last_root: Vec::new(),
+            last_root: None,
             tables: BTreeMap::new(),
             nsids: HashMap::new(),
             next_nsid: 1,
@@ -316,18 +315,13 @@ impl Transaction<'_> {
         let len = plan.total_len();
         let at = if is_posted(part) && len <= PACK_TABLE_MAX {
             self.room(len as u64)?;
-            // Encoded in memory, then one `pwrite`: a small table is a handful of regions, each
-            // a system call of its own when written straight into the file.
-            let w = &mut *self.writer;
-            let mut buf = std::mem::take(&mut w.scratch);
-            buf.clear();
-            buf.resize(len, 0);
-            let pack = w.pack.as_mut().expect("room makes a pack");
-            let off = plan
-                .write(&mut buf[..], gen)
-                .and_then(|()| pack.append(len, |sink| sink.write_at(0, &buf)));
-            w.scratch = buf;
-            let off = off?;
+            // Encoded straight into the pack's mapping (a rewound transaction may have left
+            // bytes there: the plan skips padding, so the range is cleared first).
+            let pack = self.writer.pack.as_mut().expect("room makes a pack");
+            let off = pack.append(len, |_, out| {
+                out.fill(0);
+                plan.write(out, gen)
+            })?;
             self.packed += len as u64;
             pack_place(pack.seq(), off)
         } else {
@@ -443,45 +437,85 @@ impl Transaction<'_> {
             v
         };
         let mut puts = puts_of(&self);
-        let patched =
-            if removed_ns.is_empty() && removed_parts.is_empty() && self.relocated.is_empty() {
-                let changes: Vec<RefSpec<'_>> = puts
-                    .iter()
-                    .map(|(k, p)| RefSpec {
-                        name_hash: k.0,
-                        name: &k.1,
-                        nsid: p.nsid,
-                        part: k.2,
-                        table_at: p.table_at(),
-                    })
-                    .collect();
-                root::patch(&self.writer.last_root, gen, &changes)
-            } else {
-                None
-            };
-        let mut bytes = match patched {
-            Some(b) => {
-                debug_assert!(b == self.encode_root(gen, &puts, &dropped)?, "patched root");
-                b
+        let changes: Vec<RefSpec<'_>> = puts
+            .iter()
+            .map(|(k, p)| RefSpec {
+                name_hash: k.0,
+                name: &k.1,
+                nsid: p.nsid,
+                part: k.2,
+                table_at: p.table_at(),
+            })
+            .collect();
+        // The published root patched (a copy of it with this transaction's records spliced
+        // in, written straight into the pack), when the transaction only puts tables, in the
+        // same pack; otherwise encoded anew from every table.
+        let w = &mut *self.writer;
+        let simple = removed_ns.is_empty() && removed_parts.is_empty() && self.relocated.is_empty();
+        let patch = match (simple, w.last_root, w.pack.as_mut()) {
+            (true, Some((seq, at, len)), Some(pack)) if seq == pack.seq() => {
+                let prev = pack.segment(at, len)?;
+                root::patch_len(prev, &changes)
+                    .filter(|&n| pack.fits(n as u64))
+                    .map(|n| (at as usize, len, n))
             }
-            None => self.encode_root(gen, &puts, &dropped)?,
+            _ => None,
         };
-        if !self
-            .writer
-            .pack
-            .as_ref()
-            .is_some_and(|p| p.fits(bytes.len() as u64))
-        {
-            // A new pack: the tables move, so the root names them at their new places.
-            self.room(bytes.len() as u64)?;
-            puts = puts_of(&self);
-            bytes = self.encode_root(gen, &puts, &dropped)?;
-        }
-        // P1 + P2 for the root; its tables went through P1 + P2 in put_table (and room).
-        let pack = self.writer.pack.as_mut().expect("room makes a pack");
-        let off = pack.append(bytes.len(), |sink| sink.write_at(0, &bytes))?;
-        let root_at = pack_place(pack.seq(), off);
-        self.packed += bytes.len() as u64;
+        let (off, len) = match patch {
+            Some((at, prev_len, n)) => {
+                let pack = w.pack.as_mut().expect("patched in the current pack");
+                let off = pack.append(n, |before, out| {
+                    let prev = before.get(at..at + prev_len);
+                    prev.and_then(|prev| root::patch_into(prev, gen, &changes, out))
+                        .ok_or(Error::Corrupt("published root"))?;
+                    // P2 stores the state once the root is whole.
+                    out[STATE_OFF..STATE_OFF + 4]
+                        .copy_from_slice(&protocol::STATE_BUILDING.to_ne_bytes());
+                    Ok(())
+                })?;
+                drop(changes);
+                #[cfg(debug_assertions)]
+                {
+                    let enc = self.encode_root(gen, &puts, &dropped)?;
+                    let pack = self
+                        .writer
+                        .pack
+                        .as_mut()
+                        .expect("patched in the current pack");
+                    let mut written = pack.segment(off, n)?.to_vec();
+                    written[STATE_OFF..STATE_OFF + 4]
+                        .copy_from_slice(&protocol::STATE_BUILDING.to_ne_bytes());
+                    debug_assert!(written == enc, "patched root");
+                }
+                (off, n)
+            }
+            None => {
+                drop(changes);
+                let mut bytes = self.encode_root(gen, &puts, &dropped)?;
+                if !self
+                    .writer
+                    .pack
+                    .as_ref()
+                    .is_some_and(|p| p.fits(bytes.len() as u64))
+                {
+                    // A new pack: the tables move, so the root names them at their new places.
+                    self.room(bytes.len() as u64)?;
+                    puts = puts_of(&self);
+                    bytes = self.encode_root(gen, &puts, &dropped)?;
+                }
+                // P1 + P2 for the root; its tables went through P1 + P2 in put_table (and room).
+                let pack = self.writer.pack.as_mut().expect("room makes a pack");
+                let off = pack.append(bytes.len(), |_, out| {
+                    out.copy_from_slice(&bytes);
+                    Ok(())
+                })?;
+                (off, bytes.len())
+            }
+        };
+        let pack = self.writer.pack.as_mut().expect("the root is in a pack");
+        let pack_seq = pack.seq();
+        let root_at = pack_place(pack_seq, off);
+        self.packed += len as u64;
         let w = &mut *self.writer;
         // P4: the one store that makes the new generation current.
         let word = w
@@ -532,7 +566,7 @@ impl Transaction<'_> {
             w.nsids.insert(ns.clone(), p.nsid);
         }
         w.root_gen = gen;
-        w.last_root = bytes;
+        w.last_root = Some((pack_seq, off, len));
         self.written.clear();
         self.tail = w.pack.as_ref().map_or(0, Pack::tail);
         let mut first_err = None;

@@ -5,10 +5,10 @@
 use std::collections::HashSet;
 
 use super::{TableKey, Transaction};
-use crate::bytes::Sink;
 use crate::error::{Error, Result};
-use crate::layout::{pack_place, place_in_pack};
+use crate::layout::{pack_place, place_in_pack, STATE_OFF};
 use crate::pack::Pack;
+use crate::protocol;
 use crate::segment::pack_name;
 
 impl Transaction<'_> {
@@ -46,14 +46,20 @@ impl Transaction<'_> {
         // pack (each new pack takes them all).
         let copied = (|| {
             for (_, _, at, len) in &moving {
-                let old = w.pack.as_ref();
+                let old = w.pack.as_mut();
                 let (old, off) = old
                     .zip(place_in_pack(*at))
                     .filter(|(p, (s, _))| *s == p.seq())
                     .map(|(p, (_, off))| (p, off))
                     .ok_or(Error::Corrupt("embedded table outside the current pack"))?;
-                let bytes = old.read_segment(off, *len as usize)?;
-                let to = pack.append(bytes.len(), |sink| sink.write_at(0, &bytes))?;
+                let bytes = old.segment(off, *len as usize)?;
+                let to = pack.append(bytes.len(), |_, out| {
+                    out.copy_from_slice(bytes);
+                    // P2 stores the state again once the copy is whole.
+                    out[STATE_OFF..STATE_OFF + 4]
+                        .copy_from_slice(&protocol::STATE_BUILDING.to_ne_bytes());
+                    Ok(())
+                })?;
                 moved.push(pack_place(pack.seq(), to));
             }
             Ok(())
