@@ -204,7 +204,7 @@ fn get_reads_posted_keys_with_their_scope() {
         .put(3, Scope::Global, "only3", &Value::String("x".into()))
         .unwrap();
     let mut parts = PostedParts::new();
-    let staged = parts.stage(batch).unwrap();
+    let staged = parts.stage(batch, &mut w, "ns").unwrap();
     let mut tx = w.begin();
     PostedParts::publish(&staged, &mut tx, "ns").unwrap();
     tx.commit().unwrap();

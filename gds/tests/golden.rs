@@ -93,7 +93,7 @@ fn write_posted(w: &mut Writer) {
             .put_bytes(r, Scope::Remote, "card", &fence_card(r))
             .unwrap();
     }
-    let staged = parts.stage(fence).unwrap();
+    let staged = parts.stage(fence, w, "golden").unwrap();
     let mut tx = w.begin();
     PostedParts::publish(&staged, &mut tx, "golden").unwrap();
     tx.commit().unwrap();
@@ -102,7 +102,7 @@ fn write_posted(w: &mut Writer) {
     for (key, v) in commit_3() {
         commit.put(3, Scope::Global, key, &v).unwrap();
     }
-    let staged = parts.stage(commit).unwrap();
+    let staged = parts.stage(commit, w, "golden").unwrap();
     let mut tx = w.begin();
     PostedParts::publish(&staged, &mut tx, "golden").unwrap();
     tx.commit().unwrap();

@@ -35,12 +35,23 @@ fn writer(base: &std::path::Path) -> Writer {
     .unwrap()
 }
 
-fn publish(w: &mut Writer, parts: &mut PostedParts, batch: FenceBatch) {
-    let staged = parts.stage(batch).unwrap();
+/// As the server publishes: a rank's first commit since a merge straight into the pack, any
+/// other batch staged (its rank tables read back from the store). Returns whether it went
+/// straight into the pack.
+fn publish(w: &mut Writer, parts: &mut PostedParts, batch: FenceBatch) -> bool {
+    if let Some(commit) = parts.stage_small(&batch).unwrap() {
+        let mut tx = w.begin();
+        PostedParts::publish_small(&commit, &mut tx, "ns").unwrap();
+        tx.commit().unwrap();
+        parts.accept_small(commit);
+        return true;
+    }
+    let staged = parts.stage(batch, w, "ns").unwrap();
     let mut tx = w.begin();
     PostedParts::publish(&staged, &mut tx, "ns").unwrap();
     tx.commit().unwrap();
     parts.accept(staged);
+    false
 }
 
 /// Every answer of the reference table and of the store must agree.
@@ -106,7 +117,7 @@ fn parts_answer_as_one_table_through_commits_fences_merges_and_withdrawals() {
     let mut reference = Posted::new();
     let mut parts = PostedParts::new();
     let scopes = [Scope::Global, Scope::Local, Scope::Remote];
-    let mut merges = 0;
+    let (mut merges, mut small, mut staged) = (0, 0, 0);
     for step in 0..120 {
         let before = parts.rank_tables();
         match rng.below(10) {
@@ -121,7 +132,11 @@ fn parts_answer_as_one_table_through_commits_fences_merges_and_withdrawals() {
                     reference.put(rank, scope, key, &v).unwrap();
                     batch.put(rank, scope, key, &v).unwrap();
                 }
-                publish(&mut w, &mut parts, batch);
+                if publish(&mut w, &mut parts, batch) {
+                    small += 1;
+                } else {
+                    staged += 1;
+                }
             }
             // A fence: most ranks, remote data.
             6..=7 => {
@@ -142,7 +157,7 @@ fn parts_answer_as_one_table_through_commits_fences_merges_and_withdrawals() {
                 let rank = rng.below(RANKS as u64) as u32;
                 let key = KEYS[rng.below(KEYS.len() as u64) as usize];
                 reference.withdraw(rank, key).unwrap();
-                if let Some(staged) = parts.stage_withdraw(rank, key).unwrap() {
+                if let Some(staged) = parts.stage_withdraw(rank, key, &mut w, "ns").unwrap() {
                     let mut tx = w.begin();
                     PostedParts::publish(&staged, &mut tx, "ns").unwrap();
                     tx.commit().unwrap();
@@ -159,10 +174,15 @@ fn parts_answer_as_one_table_through_commits_fences_merges_and_withdrawals() {
         }
     }
     compare(&reference, &mut w, &r, usize::MAX);
-    eprintln!("{merges} merges");
+    eprintln!("{merges} merges, {small} commits straight into the pack, {staged} staged");
     assert!(
         merges >= 2,
         "the run must merge rank tables ({merges} merges)"
+    );
+    // Both commit paths, and rank tables read back (commits of ranks that have a table).
+    assert!(
+        small >= 5 && staged >= 5,
+        "{small} straight, {staged} staged"
     );
 }
 

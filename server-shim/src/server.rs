@@ -363,8 +363,8 @@ impl Server {
         let mut staged = Vec::with_capacity(batches.len());
         for (ns, batch) in batches {
             let change = match self.posted.get(ns) {
-                Some(p) => p.stage(batch)?,
-                None => PostedParts::new().stage(batch)?,
+                Some(p) => p.stage(batch, &mut self.writer, ns)?,
+                None => PostedParts::new().stage(batch, &mut self.writer, ns)?,
             };
             staged.push((ns, change));
         }
@@ -405,9 +405,9 @@ impl Server {
             return Ok(Withdrawn::Store);
         }
         let change = match self.posted.get(ns) {
-            Some(p) => p.stage_withdraw(rank, key)?,
+            Some(p) => p.stage_withdraw(rank, key, &mut self.writer, ns)?,
             // Nothing posted in `ns`: nothing to withdraw (the rank is still checked).
-            None => PostedParts::new().stage_withdraw(rank, key)?,
+            None => PostedParts::new().stage_withdraw(rank, key, &mut self.writer, ns)?,
         };
         let Some(change) = change else {
             return Ok(Withdrawn::Key);

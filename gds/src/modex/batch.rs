@@ -124,6 +124,39 @@ impl FenceBatch {
             .map(|(k, &r)| (&**k, r))
     }
 
+    /// The one rank the batch holds values of, if it holds values of exactly one.
+    pub(crate) fn single_rank(&self) -> Option<u32> {
+        let first = self.entries.first()?.id;
+        self.entries.iter().all(|e| e.id == first).then_some(first)
+    }
+
+    /// Each key's latest value (the last put wins, whatever its scope), in key order of first
+    /// put: (entry class, key, flags, stored bytes).
+    pub(crate) fn latest(&self) -> Vec<(u16, &str, u16, &[u8])> {
+        let mut last = vec![usize::MAX; self.keys.len()];
+        for (i, e) in self.entries.iter().enumerate() {
+            last[e.kid as usize] = i;
+        }
+        last.into_iter()
+            .filter(|&i| i != usize::MAX)
+            .map(|i| {
+                let e = &self.entries[i];
+                let bytes = &self.arena[e.loc as usize..e.loc as usize + e.len as usize];
+                (e.class, &*self.keys[e.kid as usize], e.flags, bytes)
+            })
+            .collect()
+    }
+
+    /// Forget every value, keeping the buffers (a staging batch reused commit after commit).
+    pub fn clear(&mut self) {
+        self.keys.clear();
+        self.key_ids.clear();
+        self.first_rank.clear();
+        self.last_key = None;
+        self.entries.clear();
+        self.arena.clear();
+    }
+
     /// The batch without the values `drop` picks (by rank and key), put order kept; keys left
     /// without a value are gone too (a put that failed half-way leaves its key interned).
     pub fn without(self, drop: impl Fn(u32, &str) -> bool) -> Result<FenceBatch> {

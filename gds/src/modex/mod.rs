@@ -16,10 +16,13 @@ mod batch;
 mod find;
 mod parts;
 mod posted;
+mod readback;
+#[cfg(test)]
+mod small_commit_tests;
 
 pub use batch::FenceBatch;
 pub use find::find;
-pub use parts::{PostedParts, Staged};
+pub use parts::{PostedParts, SmallCommit, Staged};
 pub use posted::Posted;
 
 use crate::error::{Error, Result};

@@ -10,18 +10,24 @@
 //! merged into the base once they hold more than the base does (or there are too many of
 //! them), so every value is rewritten a bounded number of times on average, however many
 //! ranks commit: the base doubles between merges.
+//!
+//! The writer keeps no copy of a rank table: only its values' size. Its values are read back
+//! from the store ([`Writer::with_published`], `readback`) when the rank commits again, a merge
+//! takes it into the base or a key of it is withdrawn; a rank's first commit since a merge is
+//! encoded straight from the batch into the pack ([`PostedParts::stage_small`]).
 
 #![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{check_poster, rank_part, FenceBatch, Posted, UNDEF_INDEX};
+use super::{check_poster, rank_part, readback, FenceBatch, Posted, UNDEF_INDEX};
 use crate::error::{Error, Result};
 use crate::layout::Realm;
 use crate::part;
+use crate::table::small::{Item, RankTable};
 use crate::table::TableBuilder;
 use crate::value::Value;
-use crate::writer::Transaction;
+use crate::writer::{Transaction, Writer, PACK_TABLE_MAX};
 
 /// A batch of at most this many ranks (a commit, a direct-modex reply) goes to the ranks' own
 /// tables; a larger one (a fence) to the base, except for ranks that have a table.
@@ -62,7 +68,8 @@ impl Index {
 /// The posted data of one namespace, as its writer keeps it between publications.
 pub struct PostedParts {
     base: Posted,
-    ranks: BTreeMap<u32, Posted>,
+    /// The published rank tables: bytes of each one's values (the table is in the store).
+    ranks: BTreeMap<u32, usize>,
     /// Bytes of the rank tables' values.
     rank_bytes: usize,
     /// Bytes of root records the rank tables cost the publications since the last merge.
@@ -79,6 +86,13 @@ pub struct Staged {
     /// Rank tables: the new one, or `None` when the rank's table goes.
     ranks: BTreeMap<u32, Option<Posted>>,
     index: Option<Index>,
+}
+
+/// A rank's commit whose table is encoded straight into the pack
+/// ([`PostedParts::stage_small`]).
+pub struct SmallCommit<'b> {
+    rank: u32,
+    table: RankTable<'b>,
 }
 
 impl Staged {
@@ -110,10 +124,11 @@ impl PostedParts {
         self.ranks.len()
     }
 
-    /// The change that stores `batch` (a commit, a direct-modex reply or a fence): a put of
-    /// each of its values, latest wins whatever the scope. Nothing is kept before
-    /// [`PostedParts::accept`].
-    pub fn stage(&self, batch: FenceBatch) -> Result<Staged> {
+    /// The change that stores `batch` (a commit, a direct-modex reply or a fence) in namespace
+    /// `ns` of `w`'s store: a put of each of its values, latest wins whatever the scope. Nothing
+    /// is kept before [`PostedParts::accept`]; the rank tables it rewrites are read back from
+    /// `w`.
+    pub fn stage(&self, batch: FenceBatch, w: &mut Writer, ns: &str) -> Result<Staged> {
         let mut staged = Staged::default();
         if batch.is_empty() {
             return Ok(staged);
@@ -135,36 +150,124 @@ impl PostedParts {
             staged.base = Some(base);
         }
         for (rank, values) in own {
-            let mut t = self
-                .ranks
-                .get(&rank)
-                .cloned()
-                .unwrap_or_else(Posted::unindexed);
+            let mut t = self.rank_table(w, ns, rank)?;
             t.apply(values)?;
             staged.ranks.insert(rank, Some(t));
         }
-        self.merge_if_due(&mut staged)?;
+        self.merge_if_due(&mut staged, w, ns)?;
         Ok(staged)
+    }
+
+    /// A commit of one rank that has no table since the last merge, bringing no key the
+    /// namespace has not posted before and no merge: its table, planned straight from
+    /// `batch`'s values, to be encoded into the pack ([`PostedParts::publish_small`]), with no
+    /// table built or kept. `None` for any other batch: [`PostedParts::stage`] it.
+    pub fn stage_small<'b>(&self, batch: &'b FenceBatch) -> Result<Option<SmallCommit<'b>>> {
+        let Some(rank) = batch.single_rank() else {
+            return Ok(None);
+        };
+        if self.ranks.contains_key(&rank)
+            || batch
+                .first_posters()
+                .any(|(k, _)| !self.index.indexed.contains_key(k))
+        {
+            return Ok(None);
+        }
+        let items: Vec<Item<'b>> = batch
+            .latest()
+            .into_iter()
+            .map(|(class, key, flags, bytes)| Item {
+                class,
+                key,
+                flags,
+                bytes,
+            })
+            .collect();
+        let table = RankTable::plan(rank, items)?;
+        let count = self.ranks.len() + 1;
+        let bytes = self.rank_bytes + table.value_bytes();
+        if table.total_len() > PACK_TABLE_MAX
+            || self.merge_due(count, bytes, self.base.value_bytes())
+        {
+            return Ok(None);
+        }
+        Ok(Some(SmallCommit { rank, table }))
+    }
+
+    /// Write `commit`'s table into `tx` (published when it commits).
+    pub fn publish_small(
+        commit: &SmallCommit<'_>,
+        tx: &mut Transaction<'_>,
+        ns: &str,
+    ) -> Result<()> {
+        let p = rank_part(commit.rank).ok_or(Error::Corrupt("rank table of a special rank"))?;
+        tx.put_packed(ns, p, commit.table.total_len(), |out, gen| {
+            commit.table.write(out, gen)
+        })
+    }
+
+    /// Keep `commit`, once published.
+    pub fn accept_small(&mut self, commit: SmallCommit<'_>) {
+        let bytes = commit.table.value_bytes();
+        self.rank_bytes += bytes;
+        self.ranks.insert(commit.rank, bytes);
+        self.root_bytes += self.ranks.len() * ROOT_RECORD;
+    }
+
+    /// Rank `rank`'s table as published (read back from `w`), or an empty one.
+    fn rank_table(&self, w: &mut Writer, ns: &str, rank: u32) -> Result<Posted> {
+        let mut t = Posted::unindexed();
+        if self.ranks.contains_key(&rank) {
+            let mut batch = FenceBatch::new();
+            self.load(w, ns, rank, &mut batch)?;
+            t.apply(batch)?;
+        }
+        Ok(t)
+    }
+
+    /// Add rank `rank`'s published values to `batch`.
+    fn load(&self, w: &mut Writer, ns: &str, rank: u32, batch: &mut FenceBatch) -> Result<()> {
+        let p = rank_part(rank).ok_or(Error::Corrupt("rank table of a special rank"))?;
+        w.with_published(ns, p, |bytes| {
+            readback::each_value(bytes, |rank, scope, key, flags, value| {
+                batch.put_stored(rank, scope, key, flags, value)
+            })
+        })?
+        .ok_or(Error::Corrupt("a rank table the store does not name"))
     }
 
     /// The change that withdraws what `rank` posted under `key`, in every scope and table (and
     /// its RANK_UNDEF index entry if `rank` is the key's poster); `None` if there is nothing
     /// to withdraw.
-    pub fn stage_withdraw(&self, rank: u32, key: &str) -> Result<Option<Staged>> {
+    pub fn stage_withdraw(
+        &self,
+        rank: u32,
+        key: &str,
+        w: &mut Writer,
+        ns: &str,
+    ) -> Result<Option<Staged>> {
         let mut staged = Staged::default();
-        let found = self.withdraw_in(&mut staged, rank, key)?;
+        let found = self.withdraw_in(&mut staged, rank, key, w, ns)?;
         Ok(found.then_some(staged))
     }
 
     /// Add to `staged` the withdrawal of what `rank` posted under `key` (as
     /// [`PostedParts::stage_withdraw`], on top of what `staged` already changes); returns
     /// whether there was anything to withdraw.
-    pub fn withdraw_in(&self, staged: &mut Staged, rank: u32, key: &str) -> Result<bool> {
+    pub fn withdraw_in(
+        &self,
+        staged: &mut Staged,
+        rank: u32,
+        key: &str,
+        w: &mut Writer,
+        ns: &str,
+    ) -> Result<bool> {
         check_poster(rank)?;
         let mut found = false;
         let table = match staged.ranks.get(&rank) {
             Some(t) => t.clone(),
-            None => self.ranks.get(&rank).cloned(),
+            None if self.ranks.contains_key(&rank) => Some(self.rank_table(w, ns, rank)?),
+            None => None,
         };
         if let Some(mut t) = table {
             if t.withdraw(rank, key)? {
@@ -189,15 +292,24 @@ impl PostedParts {
         Ok(found)
     }
 
-    /// Merge every rank table into the base when they have grown past it, are too many, or
-    /// have cost more in root records than a merge costs.
-    fn merge_if_due(&self, staged: &mut Staged) -> Result<()> {
+    /// Whether `count` rank tables of `bytes` value bytes, beside a base of `base_bytes`, are
+    /// due to be merged into it: grown past it, too many, or costing more in root records
+    /// than a merge costs.
+    fn merge_due(&self, count: usize, bytes: usize, base_bytes: usize) -> bool {
+        let roots = self.root_bytes + count * ROOT_RECORD;
+        count > MAX_RANK_TABLES
+            || bytes > base_bytes.max(MERGE_MIN_BYTES)
+            || roots > base_bytes.max(MERGE_MIN_ROOT_BYTES)
+    }
+
+    /// Merge every rank table into the base when [`PostedParts::merge_due`].
+    fn merge_if_due(&self, staged: &mut Staged, w: &mut Writer, ns: &str) -> Result<()> {
         let mut count = self.ranks.len();
         let mut bytes = self.rank_bytes;
         for (rank, t) in &staged.ranks {
             if let Some(old) = self.ranks.get(rank) {
                 count -= 1;
-                bytes -= old.value_bytes();
+                bytes -= old;
             }
             if let Some(t) = t {
                 count += 1;
@@ -205,18 +317,13 @@ impl PostedParts {
             }
         }
         let base = staged.base.as_ref().unwrap_or(&self.base);
-        let base_bytes = base.value_bytes();
-        let roots = self.root_bytes + count * ROOT_RECORD;
-        if count <= MAX_RANK_TABLES
-            && bytes <= base_bytes.max(MERGE_MIN_BYTES)
-            && roots <= base_bytes.max(MERGE_MIN_ROOT_BYTES)
-        {
+        if !self.merge_due(count, bytes, base.value_bytes()) {
             return Ok(());
         }
         let mut all = FenceBatch::new();
-        for (rank, t) in &self.ranks {
+        for rank in self.ranks.keys() {
             if !staged.ranks.contains_key(rank) {
-                push_all(&mut all, t)?;
+                self.load(w, ns, *rank, &mut all)?;
             }
         }
         for t in staged.ranks.values().flatten() {
@@ -269,11 +376,12 @@ impl PostedParts {
         }
         for (rank, t) in staged.ranks {
             if let Some(old) = self.ranks.remove(&rank) {
-                self.rank_bytes -= old.value_bytes();
+                self.rank_bytes -= old;
             }
             if let Some(t) = t {
-                self.rank_bytes += t.value_bytes();
-                self.ranks.insert(rank, t);
+                let bytes = t.value_bytes();
+                self.rank_bytes += bytes;
+                self.ranks.insert(rank, bytes);
             }
         }
         self.root_bytes = if merged && self.ranks.is_empty() {

@@ -191,7 +191,7 @@ const BUCKET_SLOTS_LOG2: u32 = 13;
 /// random over megabytes. Any insertion order gives a valid index (a probe from an item's home
 /// slot meets no empty slot before the item); a small index (one bucket) is filled in item
 /// order, as it always was.
-fn fill_index(slots: &mut [u8], homes: &[u32]) {
+pub(super) fn fill_index(slots: &mut [u8], homes: &[u32]) {
     let n = slots.len() / 4;
     if n == 0 {
         return;

@@ -13,7 +13,8 @@
 //!
 //! - `builder`: [`TableBuilder`], its one-by-one inserts, proc columns and value arenas.
 //! - `bulk`: the bulk-merge interface (sorted runs of entries) and the merge itself.
-//! - `encode`: the segment's plan and its encoding.
+//! - `encode`: the segment's plan and its encoding; `small`: a rank's posted table encoded
+//!   straight from a commit's values, without a builder.
 //! - `view`: [`TableView`], a mapped table's validation and lookups; `short_keys`: its index of
 //!   short keys.
 
@@ -23,6 +24,7 @@ mod builder;
 pub(crate) mod bulk;
 mod encode;
 mod short_keys;
+pub(crate) mod small;
 mod view;
 
 use crate::error::{Error, Result};

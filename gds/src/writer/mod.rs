@@ -14,13 +14,13 @@ use crate::bytes::Encoder;
 use crate::dir::{default_base_dir, fresh_store_name, sweep_dead_stores, Ownership, StoreDir};
 use crate::error::{Error, Result};
 use crate::layout::{
-    key_hash, pack_place, Kind, ANCHOR_LEN, MAX_NSPACE_LEN, POSTED_WITHDRAWN_OFF, ROOT_AT_OFF,
-    STATE_OFF,
+    key_hash, pack_place, place_in_pack, Kind, ANCHOR_LEN, MAX_NSPACE_LEN, POSTED_WITHDRAWN_OFF,
+    ROOT_AT_OFF, STATE_OFF,
 };
 use crate::pack::Pack;
 use crate::part;
 use crate::protocol;
-use crate::raw::RwMap;
+use crate::raw::{RoMap, RwMap};
 use crate::root::{self, RefSpec};
 use crate::segment::{self, pack_name, table_name, ANCHOR_NAME};
 use crate::table::TableBuilder;
@@ -29,7 +29,7 @@ mod room;
 
 /// Posted tables up to this size are appended to the pack; larger ones, and every other table
 /// (job data, resources), are files of their own (a pack's rotation copies what it holds).
-const PACK_TABLE_MAX: usize = 256 << 10;
+pub(crate) const PACK_TABLE_MAX: usize = 256 << 10;
 
 /// Whether `part` holds posted data (format.md section 5: parts 2, 3 and 16 + r).
 fn is_posted(part: u32) -> bool {
@@ -229,6 +229,27 @@ impl Writer {
         Ok(())
     }
 
+    /// Read back the published table `part` of `ns` (the writer keeps no copy of a posted
+    /// rank table): `f` of its bytes, `None` when the published root names no such table.
+    pub(crate) fn with_published<T>(
+        &mut self,
+        ns: &str,
+        part: u32,
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let Some(p) = self.tables.get(&table_key(ns, part)).copied() else {
+            return Ok(None);
+        };
+        if let Some((seq, off)) = place_in_pack(p.at) {
+            let pack = self.pack.as_mut().filter(|pack| pack.seq() == seq);
+            let pack = pack.ok_or(Error::Corrupt("embedded table outside the current pack"))?;
+            return f(pack.segment(off, p.len as usize)?).map(Some);
+        }
+        let (fd, len) = self.dir().open_file(&table_name(p.nsid, part, p.gen))?;
+        let map = RoMap::map(&fd, len)?;
+        f(map.bytes()).map(Some)
+    }
+
     /// Names of the files in the store directory (for tests and diagnostics).
     pub fn files(&self) -> Result<Vec<String>> {
         self.dir().list()
@@ -286,6 +307,53 @@ impl Transaction<'_> {
     /// Replace (or create) the table `part` of namespace `ns` with `table`. It is written now
     /// (a file, or appended to the pack); nobody can see it before `commit`.
     pub fn put_table(&mut self, ns: &str, part: u32, table: &TableBuilder) -> Result<()> {
+        let (nsid, gen) = self.begin_put(ns, part)?;
+        // Planned first (every offset and the length), then encoded straight into the new file
+        // or the pack: no buffer of the whole segment to build and copy; values go from the
+        // builder's arenas to the file in one gathered write per run of them.
+        let plan = table.plan()?;
+        let len = plan.total_len();
+        let at = if is_posted(part) && len <= PACK_TABLE_MAX {
+            // The plan skips padding (a fresh file is zeros): the pack's range is cleared
+            // first, a rewound transaction may have left bytes there.
+            self.append_table(len, |out| {
+                out.fill(0);
+                plan.write(out, gen)
+            })?
+        } else {
+            let w = &mut *self.writer;
+            let name = table_name(nsid, part, gen);
+            segment::create_streamed(w.dir(), &name, len, w.own, |file| plan.write(file, gen))?;
+            self.written.push((name, len as u64));
+            0
+        };
+        self.end_put(ns, part, nsid, gen, len, at);
+        Ok(())
+    }
+
+    /// Replace (or create) posted table `part` of `ns` with a table of `len` bytes (at most
+    /// [`PACK_TABLE_MAX`]) that `write` encodes, every byte of it, for the generation it is
+    /// given: appended to the pack, with no builder (a commit's rank table,
+    /// `table::small`).
+    pub(crate) fn put_packed(
+        &mut self,
+        ns: &str,
+        part: u32,
+        len: usize,
+        write: impl FnOnce(&mut [u8], u64) -> Result<()>,
+    ) -> Result<()> {
+        if !is_posted(part) || len > PACK_TABLE_MAX {
+            return Err(Error::InvalidArgument("not a small posted table".into()));
+        }
+        let (nsid, gen) = self.begin_put(ns, part)?;
+        let at = self.append_table(len, |out| write(out, gen))?;
+        self.end_put(ns, part, nsid, gen, len, at);
+        Ok(())
+    }
+
+    /// Check `ns`, forget an earlier put of (`ns`, `part`) and give the table its namespace id
+    /// and generation.
+    fn begin_put(&mut self, ns: &str, part: u32) -> Result<(u32, u64)> {
         if ns.is_empty() || ns.len() > MAX_NSPACE_LEN || ns.as_bytes().contains(&0) {
             return Err(Error::InvalidArgument(format!(
                 "bad namespace name {ns:?} (1..=255 bytes)"
@@ -307,30 +375,23 @@ impl Transaction<'_> {
                 }
             },
         };
-        let gen = w.next_gen();
-        // Planned first (every offset and the length), then encoded straight into the new file
-        // or the pack: no buffer of the whole segment to build and copy; values go from the
-        // builder's arenas to the file in one gathered write per run of them.
-        let plan = table.plan()?;
-        let len = plan.total_len();
-        let at = if is_posted(part) && len <= PACK_TABLE_MAX {
-            self.room(len as u64)?;
-            // Encoded straight into the pack's mapping (a rewound transaction may have left
-            // bytes there: the plan skips padding, so the range is cleared first).
-            let pack = self.writer.pack.as_mut().expect("room makes a pack");
-            let off = pack.append(len, |_, out| {
-                out.fill(0);
-                plan.write(out, gen)
-            })?;
-            self.packed += len as u64;
-            pack_place(pack.seq(), off)
-        } else {
-            let w = &mut *self.writer;
-            let name = table_name(nsid, part, gen);
-            segment::create_streamed(w.dir(), &name, len, w.own, |file| plan.write(file, gen))?;
-            self.written.push((name, len as u64));
-            0
-        };
+        Ok((nsid, w.next_gen()))
+    }
+
+    /// Append a table of `len` bytes that `fill` writes to the pack (P1p); its place.
+    fn append_table(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result<()>,
+    ) -> Result<u64> {
+        self.room(len as u64)?;
+        let pack = self.writer.pack.as_mut().expect("room makes a pack");
+        let off = pack.append(len, |_, out| fill(out))?;
+        self.packed += len as u64;
+        Ok(pack_place(pack.seq(), off))
+    }
+
+    fn end_put(&mut self, ns: &str, part: u32, nsid: u32, gen: u64, len: usize, at: u64) {
         self.removes.retain(|r| r != ns);
         self.part_removes.retain(|r| !(r.0 == ns && r.1 == part));
         let p = Published {
@@ -340,7 +401,6 @@ impl Transaction<'_> {
             at,
         };
         self.puts.push((ns.to_owned(), part, p));
-        Ok(())
     }
 
     /// Forget an earlier put of (`ns`, `part`) in this transaction (never published): its file

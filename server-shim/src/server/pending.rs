@@ -24,6 +24,8 @@ pub(super) struct Pending {
     keys: String,
     /// Whether some value was refused (staged as the withdrawal of its key).
     any_refused: bool,
+    /// Emptied batches, their buffers kept for the next flushes.
+    spare: Vec<FenceBatch>,
 }
 
 /// One staged value: its namespace (index in `namespaces`), rank, key (range in `keys`) and
@@ -47,7 +49,7 @@ impl Pending {
             Some(i) => i,
             None => {
                 self.namespaces.push(ns.to_owned());
-                self.batches.push(FenceBatch::new());
+                self.batches.push(self.spare.pop().unwrap_or_default());
                 self.namespaces.len() - 1
             }
         }
@@ -73,7 +75,10 @@ impl Pending {
     /// Forget everything staged, keeping the buffers.
     fn clear(&mut self) {
         self.namespaces.clear();
-        self.batches.clear();
+        for mut b in self.batches.drain(..) {
+            b.clear();
+            self.spare.push(b);
+        }
         self.items.clear();
         self.keys.clear();
         self.any_refused = false;
@@ -219,6 +224,9 @@ impl Server {
 
     fn publish_staged(&mut self, p: &mut Pending) -> Result<Flushed> {
         self.check_posted_taken()?;
+        if let Some(flushed) = self.publish_small(p)? {
+            return Ok(flushed);
+        }
         let mut batches = std::mem::take(&mut p.batches);
         let p = &*p;
         let mut refused: HashSet<PostedKey<'_>> = HashSet::new();
@@ -243,10 +251,11 @@ impl Server {
         for (ns, batch) in p.namespaces.iter().map(String::as_str).zip(batches) {
             let fresh = PostedParts::new();
             let parts = self.posted.get(ns).unwrap_or(&fresh);
-            let mut change = parts.stage(batch)?;
+            let w = &mut self.writer;
+            let mut change = parts.stage(batch, w, ns)?;
             for (_, rank, key) in refused.iter().filter(|(n, _, _)| *n == ns) {
                 // A special rank posted nothing to withdraw.
-                let _ = parts.withdraw_in(&mut change, *rank, key);
+                let _ = parts.withdraw_in(&mut change, *rank, key, w, ns);
             }
             if !change.is_empty() {
                 next.push((ns, change));
@@ -261,6 +270,31 @@ impl Server {
         })
     }
 
+    /// Publish a commit of one rank of one namespace, with nothing refused, whose table goes
+    /// straight from its batch into the pack ([`PostedParts::stage_small`]): `None` when the
+    /// staged values are not such a commit.
+    fn publish_small(&mut self, p: &Pending) -> Result<Option<Flushed>> {
+        let ([ns], [batch], false) = (&p.namespaces[..], &p.batches[..], p.any_refused) else {
+            return Ok(None);
+        };
+        let Some(parts) = self.posted.get(ns.as_str()) else {
+            return Ok(None);
+        };
+        let Some(commit) = parts.stage_small(batch)? else {
+            return Ok(None);
+        };
+        let mut tx = self.writer.begin();
+        PostedParts::publish_small(&commit, &mut tx, ns)?;
+        tx.commit()?;
+        if let Some(parts) = self.posted.get_mut(ns.as_str()) {
+            parts.accept_small(commit);
+        }
+        Ok(Some(Flushed {
+            values: p.items.len(),
+            refused: 0,
+        }))
+    }
+
     /// Withdraw every staged key in one generation; failing that, the posted tables of their
     /// namespaces (a commit writing only a root).
     fn withdraw_staged(&mut self, p: &Pending) -> Result<Withdrawn> {
@@ -272,7 +306,7 @@ impl Server {
             };
             let mut change = Change::default();
             for i in p.items.iter().filter(|i| i.ns == n) {
-                let _ = parts.withdraw_in(&mut change, i.rank, p.id(i).2);
+                let _ = parts.withdraw_in(&mut change, i.rank, p.id(i).2, &mut self.writer, ns);
             }
             if !change.is_empty() {
                 next.push((ns, change));
