@@ -377,7 +377,7 @@ static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmi
     }
     s = server_store();
     if (NULL != s) {
-        rshm_stage(s, proc, scope, kv->key, kv->value);
+        rshm_stage(s, proc, scope, kv);
         rshm_store_cpu_ns += rshm_cpu_interval(t1, rshm_thread_cpu_ns());
     }
     return rc;
@@ -587,6 +587,7 @@ static pmix_status_t rshm_del_nspace(const char *nspace)
 {
     rshm_server_t *s = open_server();
     if (is_server() && NULL != s) {
+        rshm_flush_staged(s);
         rshm_server_deregister_nspace(s, nspace);
         rshm_set_nspace_failed(nspace, false);
     }

@@ -1,8 +1,9 @@
 /*
- * staging.c - one generation per commit: the gds component's server stages each key libpmix
- * stores (its module's `store` is called once per key of a commit or of a direct-modex reply)
- * in the server shim, and publishes the staged keys with one rshm_server_flush from a zero-delay
- * event on libpmix's progress base. docs/openpmix.md "One generation per commit" says why no
+ * staging.c - one generation per commit: the gds component's server keeps each key libpmix
+ * stores (its module's `store` is called once per key of a commit or of a direct-modex reply),
+ * retaining its kval rather than copying it, and publishes one process's keys with one
+ * rshm_server_commit from a zero-delay event on libpmix's progress base (or when a key of
+ * another process arrives): the values go from libpmix's memory straight into the store. docs/openpmix.md "One generation per commit" says why no
  * peer can see a fence released before the commits it follows are published.
  */
 
@@ -16,6 +17,8 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "src/include/pmix_globals.h"
@@ -58,33 +61,63 @@ static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 static pmix_event_t flush_ev;
 static bool flush_ev_assigned = false;
 
-/* The store could not stage a newer value of (proc, key): withdraw the older one it may hold
- * (every scope, one generation; if that cannot be published, the namespace's posted table), so
- * that clients read the key from hash. */
-static void withdraw_key(rshm_server_t *s, const pmix_proc_t *proc, const char *key)
+/* The staged keys: one process's, in the order stored, each kval retained until published.
+ * The first STAGED_INLINE, with the process and the count, live in one page-aligned block: a
+ * host that forks its clients while they commit makes the next store to each page it shares
+ * with a child a page copy, so staging a commit writes one page. More keys move to the heap. */
+#define STAGED_INLINE 64
+static struct {
+    pmix_proc_t proc;
+    size_t n;
+    rshm_kv_t kvs[STAGED_INLINE];
+    pmix_kval_t *held[STAGED_INLINE];
+} block __attribute__((aligned(4096)));
+_Static_assert(sizeof(block) <= 4096, "the staging block is one page");
+static rshm_kv_t *staged = block.kvs;
+static pmix_kval_t **held = block.held;
+static size_t staged_cap = STAGED_INLINE;
+#define staged_proc block.proc
+#define nstaged block.n
+
+/* Room for twice as many staged keys (on the heap); false if there is none. */
+static bool grow_staged(void)
 {
-    bool whole = false;
-    pmix_status_t rc = rshm_server_withdraw(s, proc, key, &whole);
-    if (PMIX_SUCCESS != rc) {
-        char msg[512];
-        rshm_server_last_error(msg, sizeof(msg));
-        pmix_output(0, "gds:rshm: cannot withdraw %s of %s:%u after a failed store: clients of "
-                    "this node may read its older value (%s: %s)",
-                    key, proc->nspace, proc->rank, PMIx_Error_string(rc), msg);
-    } else if (whole) {
-        pmix_output_verbose(1, pmix_gds_base_output,
-                            "gds:rshm: posted data of %s withdrawn (served by hash)",
-                            proc->nspace);
+    size_t cap = 2 * staged_cap;
+    rshm_kv_t *kvs = malloc(cap * sizeof(*kvs));
+    pmix_kval_t **kept = malloc(cap * sizeof(*kept));
+    if (NULL == kvs || NULL == kept) {
+        free(kvs);
+        free(kept);
+        return false;
     }
+    memcpy(kvs, staged, nstaged * sizeof(*kvs));
+    memcpy(kept, held, nstaged * sizeof(*kept));
+    if (staged != block.kvs) {
+        free(staged);
+        free(held);
+    }
+    staged = kvs;
+    held = kept;
+    staged_cap = cap;
+    return true;
 }
 
-/* Publish every staged value as one generation (rshm_server_flush). If that fails, the server
- * withdraws the staged keys instead (or the posted data of their namespaces), so that clients
- * read them from hash, never an older value from the store. */
+/* Publish the staged keys as one generation (rshm_server_commit). If that fails, the server
+ * withdraws them instead (or the posted data of their namespace), so that clients read them
+ * from hash, never an older value from the store. */
 void rshm_flush_staged(rshm_server_t *s)
 {
     rshm_flushed_t f;
-    pmix_status_t rc = rshm_server_flush(s, &f);
+    pmix_status_t rc;
+    size_t n = nstaged;
+    if (0 == n) {
+        return;
+    }
+    nstaged = 0;
+    rc = rshm_server_commit(s, &staged_proc, staged, n, &f);
+    for (size_t i = 0; i < n; i++) {
+        PMIX_RELEASE(held[i]);
+    }
     if (PMIX_SUCCESS != rc) {
         char msg[512];
         rshm_server_last_error(msg, sizeof(msg));
@@ -140,26 +173,31 @@ static void schedule_flush(rshm_server_t *s)
     }
 }
 
-void rshm_stage(rshm_server_t *s, const pmix_proc_t *proc, pmix_scope_t scope, const char *key,
-                const pmix_value_t *value)
+void rshm_stage(rshm_server_t *s, const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_t *kv)
 {
-    bool first = false;
-    pmix_status_t rc;
     /* a key of another process begins another commit: the staged one is published on its own */
-    if (rshm_server_staged_by_other(s, proc)) {
+    if (0 < nstaged
+        && !(PMIX_CHECK_NSPACE(staged_proc.nspace, proc->nspace) && staged_proc.rank == proc->rank)) {
         rshm_flush_staged(s);
     }
-    rc = rshm_server_stage(s, proc, scope, key, value, &first);
-    if (PMIX_SUCCESS != rc) {
-        /* nothing staged (a key the store cannot name): withdraw the key now, after what is
-         * staged, in case the store holds an older value of it */
-        char msg[512];
-        rshm_server_last_error(msg, sizeof(msg));
-        pmix_output_verbose(1, pmix_gds_base_output, "gds:rshm: stage %s: %s (%s)", key,
-                            PMIx_Error_string(rc), msg);
+    if (nstaged == staged_cap && !grow_staged()) {
+        /* no room to keep it: publish what is staged, then this key alone */
+        rshm_kv_t one = {.scope = (uint8_t) scope, .key = kv->key, .value = kv->value};
+        rshm_flushed_t f;
         rshm_flush_staged(s);
-        withdraw_key(s, proc, key);
-    } else if (first) {
+        if (PMIX_SUCCESS != rshm_server_commit(s, proc, &one, 1, &f)) {
+            pmix_output(0, "gds:rshm: cannot publish %s of %s:%u: clients of this node may "
+                        "read its older value", kv->key, proc->nspace, proc->rank);
+        }
+        return;
+    }
+    if (0 == nstaged) {
+        PMIX_LOAD_PROCID(&staged_proc, proc->nspace, proc->rank);
+    }
+    PMIX_RETAIN(kv);
+    held[nstaged] = kv;
+    staged[nstaged] = (rshm_kv_t){.scope = (uint8_t) scope, .key = kv->key, .value = kv->value};
+    if (1 == ++nstaged) {
         schedule_flush(s);
     }
 }
@@ -173,4 +211,11 @@ void rshm_staging_finalize(rshm_server_t *s)
     }
     pthread_mutex_unlock(&ev_lock);
     rshm_flush_staged(s);
+    if (staged != block.kvs) {
+        free(staged);
+        free(held);
+        staged = block.kvs;
+        held = block.held;
+        staged_cap = STAGED_INLINE;
+    }
 }

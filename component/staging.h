@@ -7,11 +7,12 @@
 
 #include "pmix_common.h"
 #include "rshm_server.h"
+#include "src/include/pmix_globals.h"
 
-/* Stage one key of a commit or reply (progress thread); published by a flush that runs once the
- * current progress-thread event returns, or before a key of another process is staged. */
-void rshm_stage(rshm_server_t *s, const pmix_proc_t *proc, pmix_scope_t scope, const char *key,
-                const pmix_value_t *value);
+/* Stage one key of a commit or reply (progress thread): `kv` is retained, not copied, until
+ * it is published by a flush that runs once the current progress-thread event returns, or
+ * before a key of another process is staged. */
+void rshm_stage(rshm_server_t *s, const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_t *kv);
 /* Publish what is staged now (before other changes of posted data). */
 void rshm_flush_staged(rshm_server_t *s);
 /* At finalize, before the store is closed: cancel the scheduled flush and publish what is

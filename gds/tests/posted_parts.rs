@@ -39,7 +39,7 @@ fn writer(base: &std::path::Path) -> Writer {
 /// other batch staged (its rank tables read back from the store). Returns whether it went
 /// straight into the pack.
 fn publish(w: &mut Writer, parts: &mut PostedParts, batch: FenceBatch) -> bool {
-    if let Some(commit) = parts.stage_small(&batch).unwrap() {
+    if let Some(commit) = parts.stage_small_batch(&batch).unwrap() {
         let mut tx = w.begin();
         PostedParts::publish_small(&commit, &mut tx, "ns").unwrap();
         tx.commit().unwrap();

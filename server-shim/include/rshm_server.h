@@ -60,6 +60,15 @@ typedef struct rshm_server_stats_t {
   uint64_t files_written;
 } rshm_server_stats_t;
 
+// One value of a commit (`rshm_server_commit`).
+typedef struct rshm_kv_t {
+  // `PMIX_LOCAL`, `PMIX_REMOTE` or `PMIX_GLOBAL`.
+  uint8_t scope;
+  // A non-reserved key (not starting with "pmix").
+  const char *key;
+  const pmix_value_t *value;
+} rshm_kv_t;
+
 // One process set of `rshm_server_define_psets`.
 typedef struct rshm_pset_t {
   // NUL-terminated, 1..=255 bytes.
@@ -231,6 +240,22 @@ pmix_status_t rshm_server_stats(const struct rshm_server_t *s, struct rshm_serve
 // # Safety
 // `buf` is NULL (with `len` 0) or writable for `len` bytes.
 size_t rshm_server_last_error(char *buf, size_t len);
+
+// Publish the values `proc` committed (`kvs`, in put order) as one generation: what
+// `rshm_server_stage` of each then `rshm_server_flush` do (latest wins; a value the store
+// cannot read, or a key it cannot hold, withdraws its key instead; on a failure to publish the
+// keys are withdrawn and `out` says how), in one call. A process's first commit since its
+// values were last merged goes from `kvs`'s values straight into the store: nothing is copied
+// in between. Values staged before are published first.
+//
+// # Safety
+// `s` a handle; `proc` a valid `pmix_proc_t`; `kvs` NULL (with `n` 0) or `n` valid
+// `rshm_kv_t` (each key NUL-terminated, each value valid); `out` NULL or a valid location.
+pmix_status_t rshm_server_commit(struct rshm_server_t *s,
+                                 const pmix_proc_t *proc,
+                                 const struct rshm_kv_t *kvs,
+                                 size_t n,
+                                 struct rshm_flushed_t *out);
 
 // What a client needs to attach, added to its environment (`PMIx_server_setup_fork`):
 // `RSHM_STORE`, `RSHM_STORE_OWNER` (the owner's uid, which the client requires), `RSHM_NSPACE`,

@@ -16,7 +16,9 @@ use abi::c::{
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
 use abi::{ffi_or, ffi_ptr, ffi_status, AbiError};
 
-use crate::server::{PostedData, PostedRef, Server, ServerOptions, Unpublished, Withdrawn};
+use crate::server::{
+    Flushed, PostedData, PostedRef, Server, ServerOptions, Unpublished, Withdrawn,
+};
 
 /// A C value read for the store: a byte object's bytes in place, anything else as a `Value`.
 enum Read<'a> {
@@ -388,29 +390,33 @@ pub unsafe extern "C" fn rshm_server_flush(
             let mut server = lock(h);
             (server.staged(), server.flush())
         };
-        let report = match &result {
-            Ok(f) => rshm_flushed_t {
-                values: f.values,
-                refused: f.refused,
-                withdrawn: RSHM_WITHDRAWN_NONE,
-            },
-            Err(Unpublished { withdrawn, .. }) => rshm_flushed_t {
-                values: staged,
-                refused: 0,
-                withdrawn: match withdrawn {
-                    Some(Withdrawn::Key) => RSHM_WITHDRAWN_KEYS,
-                    Some(Withdrawn::Namespace) => RSHM_WITHDRAWN_NAMESPACES,
-                    Some(Withdrawn::Store) => RSHM_WITHDRAWN_STORE,
-                    None => RSHM_WITHDRAWN_NONE,
-                },
-            },
-        };
         // SAFETY: NULL or a valid location (caller contract).
         if let Some(out) = unsafe { out.as_mut() } {
-            *out = report;
+            *out = flushed(staged, &result);
         }
         result.map(|_| ()).map_err(|u| u.error.into())
     })
+}
+
+/// What a flush of `values` values did, for C.
+fn flushed(values: usize, result: &Result<Flushed, Unpublished>) -> rshm_flushed_t {
+    match result {
+        Ok(f) => rshm_flushed_t {
+            values: f.values,
+            refused: f.refused,
+            withdrawn: RSHM_WITHDRAWN_NONE,
+        },
+        Err(Unpublished { withdrawn, .. }) => rshm_flushed_t {
+            values,
+            refused: 0,
+            withdrawn: match withdrawn {
+                Some(Withdrawn::Key) => RSHM_WITHDRAWN_KEYS,
+                Some(Withdrawn::Namespace) => RSHM_WITHDRAWN_NAMESPACES,
+                Some(Withdrawn::Store) => RSHM_WITHDRAWN_STORE,
+                None => RSHM_WITHDRAWN_NONE,
+            },
+        },
+    }
 }
 
 /// Store a fence's collected data (`PMIX_COLLECT_DATA`, 17.3.6) as one generation: readers see
@@ -551,6 +557,7 @@ pub unsafe extern "C" fn rshm_server_last_error(buf: *mut c_char, len: usize) ->
     ffi_or(0, || unsafe { abi::c::copy_last_error(buf, len) })
 }
 
+mod commit;
 mod fork;
 mod sets;
 

@@ -11,6 +11,7 @@ use gds::jobdata::{self, keys, Resources};
 use gds::modex::{FenceBatch, PostedParts, Scope, Staged};
 use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
+mod commit;
 mod groups;
 mod pending;
 mod psets;

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 mod batch;
+mod commit;
 mod find;
 mod parts;
 mod posted;
@@ -21,6 +22,7 @@ mod readback;
 mod small_commit_tests;
 
 pub use batch::FenceBatch;
+pub use commit::Commit;
 pub use find::find;
 pub use parts::{PostedParts, SmallCommit, Staged};
 pub use posted::Posted;

@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{check_poster, rank_part, readback, FenceBatch, Posted, UNDEF_INDEX};
+use super::{check_poster, rank_part, readback, Commit, FenceBatch, Posted, UNDEF_INDEX};
 use crate::error::{Error, Result};
 use crate::layout::Realm;
 use crate::part;
@@ -159,21 +159,28 @@ impl PostedParts {
     }
 
     /// A commit of one rank that has no table since the last merge, bringing no key the
-    /// namespace has not posted before and no merge: its table, planned straight from
-    /// `batch`'s values, to be encoded into the pack ([`PostedParts::publish_small`]), with no
-    /// table built or kept. `None` for any other batch: [`PostedParts::stage`] it.
-    pub fn stage_small<'b>(&self, batch: &'b FenceBatch) -> Result<Option<SmallCommit<'b>>> {
+    /// namespace has not posted before and no merge: its table, planned straight from the
+    /// commit's values, to be encoded into the pack ([`PostedParts::publish_small`]), with no
+    /// table built or kept. `None` for any other commit: [`PostedParts::stage`] it as a batch.
+    pub fn stage_small<'b>(&self, commit: &'b Commit<'_>) -> Result<Option<SmallCommit<'b>>> {
+        if commit.keys().any(|k| !self.index.indexed.contains_key(k)) {
+            return Ok(None);
+        }
+        self.small(commit.rank(), commit.latest())
+    }
+
+    /// [`PostedParts::stage_small`] of a batch (staged values): one rank's.
+    pub fn stage_small_batch<'b>(&self, batch: &'b FenceBatch) -> Result<Option<SmallCommit<'b>>> {
         let Some(rank) = batch.single_rank() else {
             return Ok(None);
         };
-        if self.ranks.contains_key(&rank)
-            || batch
-                .first_posters()
-                .any(|(k, _)| !self.index.indexed.contains_key(k))
+        if batch
+            .first_posters()
+            .any(|(k, _)| !self.index.indexed.contains_key(k))
         {
             return Ok(None);
         }
-        let items: Vec<Item<'b>> = batch
+        let items = batch
             .latest()
             .into_iter()
             .map(|(class, key, flags, bytes)| Item {
@@ -183,6 +190,13 @@ impl PostedParts {
                 bytes,
             })
             .collect();
+        self.small(rank, items)
+    }
+
+    fn small<'b>(&self, rank: u32, items: Vec<Item<'b>>) -> Result<Option<SmallCommit<'b>>> {
+        if self.ranks.contains_key(&rank) || items.is_empty() {
+            return Ok(None);
+        }
         let table = RankTable::plan(rank, items)?;
         let count = self.ranks.len() + 1;
         let bytes = self.rank_bytes + table.value_bytes();

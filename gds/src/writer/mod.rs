@@ -623,7 +623,11 @@ impl Transaction<'_> {
             }
         }
         for (ns, _, p) in &self.puts {
-            w.nsids.insert(ns.clone(), p.nsid);
+            // Written only when new: a store to a page the server shares with a client it has
+            // just forked costs a page copy.
+            if w.nsids.get(ns.as_str()) != Some(&p.nsid) {
+                w.nsids.insert(ns.clone(), p.nsid);
+            }
         }
         w.root_gen = gen;
         w.last_root = Some((pack_seq, off, len));

@@ -280,7 +280,7 @@ impl Server {
         let Some(parts) = self.posted.get(ns.as_str()) else {
             return Ok(None);
         };
-        let Some(commit) = parts.stage_small(batch)? else {
+        let Some(commit) = parts.stage_small_batch(batch)? else {
             return Ok(None);
         };
         let mut tx = self.writer.begin();
