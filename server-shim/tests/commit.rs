@@ -101,3 +101,98 @@ fn a_commit_answers_as_its_values_staged_and_flushed() {
     assert_eq!(a.stats().publications, b.stats().publications);
     assert_eq!(a.stats().publications, 700);
 }
+
+/// Whether this process runs as root (a tmpfs can be mounted); says it skips otherwise.
+fn root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(1);
+    if uid != 0 {
+        eprintln!("SKIPPED (not root): needs root to mount a tmpfs; nothing was checked");
+    }
+    uid == 0
+}
+
+/// A rank's first commit that cannot be written into the pack (a full filesystem) publishes
+/// nothing of it, says so, and leaves the store taking later commits.
+#[test]
+fn a_commit_that_cannot_be_written_leaves_nothing_of_it() {
+    use std::io::Write;
+    use std::process::Command;
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs"])
+        .arg(dir.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount tmpfs");
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.path());
+
+    let mut s = open(dir.path());
+    // A fence's 400 KiB base (a file of its own): rank tables of up to that much are not
+    // merged into it, so the failing commit below takes the direct path.
+    let small = Value::ByteObject(vec![1; 20 << 10]);
+    let fence: Vec<_> = (0..20)
+        .map(|rank| rshm_server::server::PostedValue {
+            nspace: "ns".into(),
+            rank,
+            scope: 3,
+            key: "card".into(),
+            value: small.clone(),
+        })
+        .collect();
+    s.store(&fence).unwrap();
+    let r = Reader::attach(s.path()).unwrap();
+    // Fill what is left of the filesystem.
+    let filler = dir.path().join("filler");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    while f
+        .write_all(&[0u8; 4096])
+        .and_then(|()| f.sync_data())
+        .is_ok()
+    {}
+    drop(f);
+    // The pack has room reserved for the first; the second needs more.
+    let card = Value::ByteObject(vec![2; 150 << 10]);
+    let mut failed = None;
+    for rank in 100..108 {
+        match s.commit("ns", rank, &[(3, "card", PostedData::Value(&card))]) {
+            Ok(_) => {}
+            Err(e) => {
+                failed = Some((rank, e));
+                break;
+            }
+        }
+    }
+    let (rank, e) = failed.expect("a 150 KiB commit into a full filesystem fails");
+    assert_eq!(rank, 101);
+    assert!(matches!(e.error, Error::OutOfSpace), "{:?}", e.error);
+    r.refresh().unwrap();
+    assert_eq!(answer(&r, TargetRank::Rank(rank), "card"), "not found");
+    assert_eq!(
+        answer(&r, TargetRank::Rank(0), "card"),
+        format!("{small:?}")
+    );
+    // Room again: the same commit publishes.
+    std::fs::remove_file(&filler).unwrap();
+    s.commit("ns", rank, &[(3, "card", PostedData::Value(&card))])
+        .unwrap();
+    r.refresh().unwrap();
+    assert_eq!(
+        answer(&r, TargetRank::Rank(rank), "card"),
+        format!("{card:?}")
+    );
+    drop(r);
+    s.close().unwrap();
+}
