@@ -2,7 +2,7 @@
 //!
 //! The store holds an N-rank local job whose N clients have each committed K byte objects of
 //! `bytes`; one iteration is a client's re-commit of its K values (new contents) as one
-//! `Server::store` (one generation), the clients taking turns. N = 16 and 1024, K = 16, 200 B:
+//! `Server::commit` (one generation), the clients taking turns. N = 16 and 1024, K = 16, 200 B:
 //! the per-commit cost should not grow with N (what the other clients posted before).
 
 use std::time::Duration;
@@ -22,8 +22,7 @@ fn commit(c: &mut Criterion) {
     for n in [16u32, 1024] {
         let mut s = storm::server(n, None);
         for rank in 0..n {
-            s.store(&storm::commit(rank, K, BYTES, 0, Scope::Global))
-                .unwrap();
+            storm::publish(&mut s, &storm::commit(rank, K, BYTES, 0, Scope::Global));
         }
         let mut turn = 0u32;
         g.throughput(Throughput::Bytes(storm::committed_bytes(&storm::commit(
@@ -40,7 +39,7 @@ fn commit(c: &mut Criterion) {
                     let round = (turn / n) as u8 | 1;
                     storm::commit(turn % n, K, BYTES, round, Scope::Global)
                 },
-                |values| s.store(&values).unwrap(),
+                |values| storm::publish(&mut s, &values),
                 BatchSize::SmallInput,
             )
         });

@@ -5,7 +5,7 @@
 use gds::jobdata::synthetic::{host, registration};
 use gds::modex::Scope;
 use gds::Value;
-use rshm_server::{PostedValue, Server, ServerOptions};
+use rshm_server::{PostedData, PostedValue, Server, ServerOptions};
 use std::path::PathBuf;
 
 /// The namespace of the storm's job.
@@ -44,6 +44,21 @@ pub fn commit(rank: u32, k: u32, bytes: usize, round: u8, scope: Scope) -> Vec<P
             value: Value::ByteObject(vec![(rank as u8) ^ (i as u8) ^ round; bytes]),
         })
         .collect()
+}
+
+/// Publish one client's commit as the gds component hands it to the server
+/// (`rshm_server_commit`: the process's values in one call, one generation).
+pub fn publish(s: &mut Server, values: &[PostedValue]) {
+    let Some(first) = values.first() else {
+        return;
+    };
+    let refs: Vec<(u8, &str, PostedData<'_>)> = values
+        .iter()
+        .map(|v| (v.scope, v.key.as_str(), PostedData::Value(&v.value)))
+        .collect();
+    s.commit(&first.nspace, first.rank, &refs)
+        .map_err(|u| u.error)
+        .expect("commit");
 }
 
 /// Key and value bytes of a commit: what its client handed over.

@@ -1,6 +1,6 @@
 //! `scale --commit-storm`: N local clients' commits, in process through the server shim. Each
-//! commit is one `Server::store` of the rank's K values (what the gds component's server does
-//! at a client's PMIx_Commit), into a store holding an N-rank local job. Per (N, K) it prints
+//! commit is one `Server::commit` of the rank's K values (what the gds component's server does
+//! at a client's PMIx_Commit: `rshm_server_commit`), into a store holding an N-rank local job. Per (N, K) it prints
 //! the server's time, the bytes the store wrote against the bytes committed, generations
 //! published against commits and the store directory's peak size; `--storm-fence` adds one
 //! fence's collected data of N remote ranks (one more `Server::store`).
@@ -100,7 +100,7 @@ pub fn dir_bytes(dir: &Path) -> u64 {
         .sum()
 }
 
-/// N clients commit K values each, one `Server::store` per commit, in rank order.
+/// N clients commit K values each, one `Server::commit` per commit, in rank order.
 pub fn run_one(a: &StormArgs, n: u32, k: u32) -> Row {
     let mut s = storm::server(n, a.base.clone());
     let before = s.stats();
@@ -119,7 +119,7 @@ pub fn run_one(a: &StormArgs, n: u32, k: u32) -> Row {
         let values = storm::commit(rank, k, a.bytes, 0, Scope::Global);
         row.committed += storm::committed_bytes(&values);
         let t0 = Instant::now();
-        s.store(&values).expect("commit");
+        storm::publish(&mut s, &values);
         row.commit_times.push(t0.elapsed());
         row.peak_dir = row.peak_dir.max(dir_bytes(s.path()));
     }
@@ -148,7 +148,7 @@ fn mb(b: u64) -> String {
 
 pub fn table(a: &StormArgs, rows: &[Row]) -> String {
     let mut t = format!(
-        "commit storm, in process: each commit one Server::store of K byte objects of {} B \
+        "commit storm, in process: each commit one Server::commit of K byte objects of {} B \
          (scope GLOBAL); peak store = allocated bytes of the store directory's files, sampled \
          after every commit\n",
         a.bytes
