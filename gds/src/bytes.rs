@@ -59,9 +59,6 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    pub fn u16(&mut self, v: u16) {
-        self.buf.extend_from_slice(&v.to_ne_bytes());
-    }
     pub fn u32(&mut self, v: u32) {
         self.buf.extend_from_slice(&v.to_ne_bytes());
     }

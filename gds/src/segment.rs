@@ -22,20 +22,34 @@ use crate::raw::{PackMap, RoMap, RwMap, SharedWords};
 /// Append a common header (state BUILDING) to an empty encoder.
 pub fn encode_header(enc: &mut Encoder, kind: Kind, generation: u64, total_len: u64) {
     debug_assert!(enc.buf.is_empty());
-    enc.bytes(&MAGIC);
-    enc.u16(FORMAT_MAJOR);
-    enc.u16(FORMAT_MINOR);
-    enc.u32(BYTE_ORDER_MARK);
-    enc.u32(kind as u32);
-    enc.u32(protocol::STATE_BUILDING);
-    enc.u64(generation);
-    enc.u64(total_len);
-    enc.u32(HEADER_LEN as u32);
-    enc.u32(VALUE_FORMAT);
-    enc.u32(rustix::process::getpid().as_raw_nonzero().get() as u32);
-    enc.u32(rustix::process::geteuid().as_raw());
-    enc.u64(0);
-    debug_assert_eq!(enc.buf.len(), HEADER_LEN);
+    enc.bytes(&header_bytes(kind, generation, total_len));
+}
+
+/// A common header (state BUILDING), as bytes: no buffer allocated (a commit's table).
+pub fn header_bytes(kind: Kind, generation: u64, total_len: u64) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    let fields: [&[u8]; 12] = [
+        &MAGIC,
+        &FORMAT_MAJOR.to_ne_bytes(),
+        &FORMAT_MINOR.to_ne_bytes(),
+        &BYTE_ORDER_MARK.to_ne_bytes(),
+        &(kind as u32).to_ne_bytes(),
+        &protocol::STATE_BUILDING.to_ne_bytes(),
+        &generation.to_ne_bytes(),
+        &total_len.to_ne_bytes(),
+        &(HEADER_LEN as u32).to_ne_bytes(),
+        &VALUE_FORMAT.to_ne_bytes(),
+        &(rustix::process::getpid().as_raw_nonzero().get() as u32).to_ne_bytes(),
+        &rustix::process::geteuid().as_raw().to_ne_bytes(),
+    ];
+    let mut at = 0;
+    for f in fields {
+        h[at..at + f.len()].copy_from_slice(f);
+        at += f.len();
+    }
+    // The last 8 bytes are reserved: zero.
+    debug_assert_eq!(at + 8, HEADER_LEN);
+    h
 }
 
 /// Check the common header of `map` (a whole published file) against format.md section 3,

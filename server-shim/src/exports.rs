@@ -20,10 +20,12 @@ use crate::server::{
     Flushed, PostedData, PostedRef, Server, ServerOptions, Unpublished, Withdrawn,
 };
 
-/// A C value read for the store: a byte object's bytes in place, anything else as a `Value`.
+/// A C value read for the store: a byte object's bytes in place, anything else as a `Value`
+/// (boxed: a commit's values are read into one small vector, below the size at which glibc's
+/// malloc consolidates its free chunks, each a page a forking host makes a copy of).
 enum Read<'a> {
     Bytes(&'a [u8]),
-    Value(gds::Value),
+    Value(Box<gds::Value>),
 }
 
 impl Read<'_> {
@@ -34,7 +36,7 @@ impl Read<'_> {
         unsafe {
             Ok(match byte_object_ref(value)? {
                 Some(b) => Read::Bytes(b),
-                None => Read::Value(read_value(value, 0)?),
+                None => Read::Value(Box::new(read_value(value, 0)?)),
             })
         }
     }

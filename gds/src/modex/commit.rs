@@ -5,10 +5,12 @@
 
 #![forbid(unsafe_code)]
 
+use smallvec::SmallVec;
+
 use super::{check_poster, Scope};
 use crate::error::Result;
 use crate::layout::ENTRY_RAW_BYTES;
-use crate::table::small::Item;
+use crate::table::small::{Item, Items, INLINE};
 use crate::value::Value;
 
 /// The values one process committed, in put order (the last put of a key wins, whatever its
@@ -16,7 +18,8 @@ use crate::value::Value;
 /// one the namespace has posted (and so checked) before.
 pub struct Commit<'a> {
     rank: u32,
-    values: Vec<(u16, &'a str, Src<'a>)>,
+    /// Inline up to `INLINE` values: a commit of a few keys allocates nothing.
+    values: SmallVec<[(u16, &'a str, Src<'a>); INLINE]>,
     arena: Vec<u8>,
 }
 
@@ -29,12 +32,12 @@ enum Src<'a> {
 }
 
 impl<'a> Commit<'a> {
-    /// An empty commit of `rank` (refused for a special rank).
-    pub fn new(rank: u32) -> Result<Commit<'a>> {
+    /// An empty commit of `rank` (refused for a special rank), with room for `values` values.
+    pub fn new(rank: u32, values: usize) -> Result<Commit<'a>> {
         check_poster(rank)?;
         Ok(Commit {
             rank,
-            values: Vec::new(),
+            values: SmallVec::with_capacity(values),
             arena: Vec::new(),
         })
     }
@@ -65,11 +68,11 @@ impl<'a> Commit<'a> {
     }
 
     /// Each key's last value, as the rank's table holds it, in key byte order.
-    pub(crate) fn latest(&self) -> Vec<Item<'_>> {
-        let mut order: Vec<usize> = (0..self.values.len()).collect();
+    pub(crate) fn latest(&self) -> Items<'_> {
+        let mut order: SmallVec<[usize; INLINE]> = (0..self.values.len()).collect();
         // By key, put order kept within a key (stable): the last of each run wins.
         order.sort_by(|&a, &b| self.values[a].1.as_bytes().cmp(self.values[b].1.as_bytes()));
-        let mut out: Vec<Item<'_>> = Vec::with_capacity(order.len());
+        let mut out = Items::with_capacity(order.len());
         for (n, &i) in order.iter().enumerate() {
             let (class, key, ref src) = self.values[i];
             if order.get(n + 1).is_some_and(|&j| self.values[j].1 == key) {

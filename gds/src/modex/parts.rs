@@ -24,7 +24,7 @@ use super::{check_poster, rank_part, readback, Commit, FenceBatch, Posted, UNDEF
 use crate::error::{Error, Result};
 use crate::layout::Realm;
 use crate::part;
-use crate::table::small::{Item, RankTable};
+use crate::table::small::{Item, Items, RankTable};
 use crate::table::TableBuilder;
 use crate::value::Value;
 use crate::writer::{Transaction, Writer, PACK_TABLE_MAX};
@@ -180,7 +180,7 @@ impl PostedParts {
         {
             return Ok(None);
         }
-        let items = batch
+        let items: Items<'b> = batch
             .latest()
             .into_iter()
             .map(|(class, key, flags, bytes)| Item {
@@ -193,7 +193,7 @@ impl PostedParts {
         self.small(rank, items)
     }
 
-    fn small<'b>(&self, rank: u32, items: Vec<Item<'b>>) -> Result<Option<SmallCommit<'b>>> {
+    fn small<'b>(&self, rank: u32, items: Items<'b>) -> Result<Option<SmallCommit<'b>>> {
         if self.ranks.contains_key(&rank) || items.is_empty() {
             return Ok(None);
         }

@@ -2,7 +2,7 @@
 //! builder encodes for the same values.
 
 use super::{FenceBatch, Posted, Scope};
-use crate::table::small::{Item, RankTable};
+use crate::table::small::{Item, Items, RankTable};
 use crate::value::Value;
 
 /// The table a commit's batch makes through the builder (what a merge or a later commit of
@@ -36,7 +36,7 @@ fn a_rank_table_encodes_as_the_builder_encodes_it() {
             }
             .unwrap();
         }
-        let items = batch
+        let items: Items<'_> = batch
             .latest()
             .into_iter()
             .map(|(class, key, flags, bytes)| Item {

@@ -3,14 +3,15 @@
 //! encodes for the same contents (keys numbered in byte order, entries in (class, key) order,
 //! the same indexes and padding), written into the caller's buffer, the pack.
 
+use smallvec::SmallVec;
+
 use super::encode::fill_index;
-use crate::bytes::Encoder;
 use crate::error::{Error, Result};
 use crate::layout::{
     entry_hash, key_hash, slots_for, Entry, KeyEntry, Kind, TableHeader, HEADER_LEN, REGION_ALIGN,
     VALUE_ALIGN,
 };
-use crate::segment::encode_header;
+use crate::segment::header_bytes;
 
 /// One value of the table: its entry class (posted scope), key, entry flags and stored bytes.
 #[derive(Clone, Copy, Debug)]
@@ -21,13 +22,20 @@ pub(crate) struct Item<'a> {
     pub bytes: &'a [u8],
 }
 
+/// A commit's values, inline up to this many (on the stack: a server that forks its clients
+/// while they commit pays a page copy for each heap page a commit writes).
+pub(crate) const INLINE: usize = 32;
+
+/// A commit's items.
+pub(crate) type Items<'a> = SmallVec<[Item<'a>; INLINE]>;
+
 /// The table of `rank`'s `items` (distinct keys), planned: sorted, with every offset.
 pub(crate) struct RankTable<'a> {
     rank: u32,
     /// By key bytes: the index is the key id.
-    by_key: Vec<Item<'a>>,
+    by_key: Items<'a>,
     /// Entry order: key ids sorted by (class, key id).
-    entries: Vec<u32>,
+    entries: SmallVec<[u32; INLINE]>,
     key_slots: usize,
     entry_slots: usize,
     keys_off: usize,
@@ -42,7 +50,7 @@ pub(crate) struct RankTable<'a> {
 
 impl<'a> RankTable<'a> {
     /// Plan the table; `items` must hold each key once.
-    pub(crate) fn plan(rank: u32, mut by_key: Vec<Item<'a>>) -> Result<RankTable<'a>> {
+    pub(crate) fn plan(rank: u32, mut by_key: Items<'a>) -> Result<RankTable<'a>> {
         by_key.sort_unstable_by(|a, b| a.key.as_bytes().cmp(b.key.as_bytes()));
         if by_key.windows(2).any(|w| w[0].key == w[1].key) {
             return Err(Error::InvalidArgument(
@@ -52,7 +60,7 @@ impl<'a> RankTable<'a> {
         if by_key.iter().any(|i| i.bytes.len() > u32::MAX as usize) {
             return Err(Error::InvalidArgument("value larger than 4 GiB".into()));
         }
-        let mut entries: Vec<u32> = (0..by_key.len() as u32).collect();
+        let mut entries: SmallVec<[u32; INLINE]> = (0..by_key.len() as u32).collect();
         entries.sort_unstable_by_key(|&k| (by_key[k as usize].class, k));
         let n = by_key.len();
         let align = |n: usize| n.next_multiple_of(REGION_ALIGN);
@@ -113,9 +121,11 @@ impl<'a> RankTable<'a> {
             ));
         }
         out.fill(0);
-        let mut enc = Encoder::default();
-        encode_header(&mut enc, Kind::Table, generation, self.total as u64);
-        out[..HEADER_LEN].copy_from_slice(&enc.buf);
+        out[..HEADER_LEN].copy_from_slice(&header_bytes(
+            Kind::Table,
+            generation,
+            self.total as u64,
+        ));
         let n = self.by_key.len();
         let th = HEADER_LEN;
         put32(out, th, n as u32);
@@ -129,7 +139,7 @@ impl<'a> RankTable<'a> {
         put64(out, th + 48, self.entries_off as u64);
         put64(out, th + 56, self.entry_index_off as u64);
 
-        let mut homes = Vec::with_capacity(n);
+        let mut homes: SmallVec<[u32; INLINE]> = SmallVec::with_capacity(n);
         let mut str_off = 0usize;
         for (kid, item) in self.by_key.iter().enumerate() {
             let h = key_hash(item.key.as_bytes());

@@ -7,7 +7,9 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use smallvec::SmallVec;
 use std::path::{Path, PathBuf};
 
 use crate::bytes::Encoder;
@@ -206,7 +208,7 @@ impl Writer {
             writer: self,
             tail,
             retired: None,
-            relocated: HashMap::new(),
+            relocated: BTreeMap::new(),
             packed: 0,
             new_packs: 0,
             written: Vec::new(),
@@ -288,7 +290,7 @@ pub struct Transaction<'w> {
     /// dropped.
     retired: Option<Pack>,
     /// Published embedded tables copied into the new pack: their new places.
-    relocated: HashMap<TableKey, u64>,
+    relocated: BTreeMap<TableKey, u64>,
     /// Bytes appended to packs.
     packed: u64,
     /// Packs this transaction created (counted as files written).
@@ -482,13 +484,15 @@ impl Transaction<'_> {
     /// commits one rank's table at the cost of that table and a root).
     pub fn commit(mut self) -> Result<u64> {
         let gen = self.writer.next_gen();
-        let removed_ns: HashSet<String> = self.removes.iter().cloned().collect();
-        let removed_parts: HashSet<(String, u32)> = self.part_removes.iter().cloned().collect();
+        // Ordered sets, not hashed ones: a hash set's keys are drawn from thread-local state,
+        // a store (and a page copy after a fork) on every commit; these are empty for a commit.
+        let removed_ns: BTreeSet<String> = self.removes.iter().cloned().collect();
+        let removed_parts: BTreeSet<(String, u32)> = self.part_removes.iter().cloned().collect();
         let dropped = |k: &TableKey| {
             removed_ns.contains(k.1.as_str()) || removed_parts.contains(&(k.1.clone(), k.2))
         };
         let puts_of = |tx: &Transaction<'_>| {
-            let mut v: Vec<(TableKey, Published)> = tx
+            let mut v: SmallVec<[(TableKey, Published); 4]> = tx
                 .puts
                 .iter()
                 .map(|(ns, part, p)| (table_key(ns, *part), *p))
@@ -497,7 +501,7 @@ impl Transaction<'_> {
             v
         };
         let mut puts = puts_of(&self);
-        let changes: Vec<RefSpec<'_>> = puts
+        let changes: SmallVec<[RefSpec<'_>; 4]> = puts
             .iter()
             .map(|(k, p)| RefSpec {
                 name_hash: k.0,
@@ -593,7 +597,7 @@ impl Transaction<'_> {
         if let Some(old) = self.retired.take() {
             stale.push((pack_name(old.seq()), old.capacity()));
         }
-        for (k, at) in self.relocated.drain() {
+        for (k, at) in std::mem::take(&mut self.relocated) {
             if let Some(p) = w.tables.get_mut(&k) {
                 p.at = at;
             }
@@ -610,8 +614,11 @@ impl Transaction<'_> {
             }
         }
         for (k, p) in puts {
-            if let Some(old) = w.tables.insert(k.clone(), p) {
-                stale.extend(stale_table(&k, &old));
+            if let Some(old) = w.tables.get_mut(&k) {
+                stale.extend(stale_table(&k, old));
+                *old = p;
+            } else {
+                w.tables.insert(k, p);
             }
         }
         let emptied = self.part_removes.iter().map(|(ns, _)| ns);

@@ -4,6 +4,8 @@
 
 use core::ffi::c_char;
 
+use smallvec::SmallVec;
+
 use abi::c::{c_slice, c_str, proc_ref};
 use abi::types::{pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
 use abi::{ffi_status, AbiError};
@@ -43,7 +45,8 @@ pub unsafe extern "C" fn rshm_server_commit(
         // SAFETY: caller contract for each pointer; NULL with a length, a misaligned pointer
         // and an overflowing length are refused.
         let (h, (ns, rank), kvs) = unsafe { (handle(s)?, proc_ref(proc)?, c_slice(kvs, n)?) };
-        let mut read = Vec::with_capacity(kvs.len());
+        // Inline for a commit of up to 32 keys: nothing allocated (docs/modex.md).
+        let mut read: SmallVec<[_; 32]> = SmallVec::with_capacity(kvs.len());
         let mut unnamed = 0;
         for kv in kvs {
             if kv.value.is_null() {
@@ -63,7 +66,7 @@ pub unsafe extern "C" fn rshm_server_commit(
         let result = {
             let mut server = lock(h);
             if all {
-                let values: Vec<(u8, &str, PostedData<'_>)> = read
+                let values: SmallVec<[(u8, &str, PostedData<'_>); 32]> = read
                     .iter()
                     .filter_map(|(scope, key, v)| Some((*scope, *key, v.as_ref()?.data())))
                     .collect();

@@ -44,7 +44,7 @@ impl Server {
         let Some(parts) = self.posted.get(ns) else {
             return Ok(None);
         };
-        let mut commit = Commit::new(rank)?;
+        let mut commit = Commit::new(rank, values.len())?;
         for (scope, key, data) in values {
             let scope = Scope::from_raw(*scope)?;
             match data {
