@@ -212,7 +212,7 @@ impl Writer {
             packed: 0,
             new_packs: 0,
             written: Vec::new(),
-            puts: Vec::new(),
+            puts: SmallVec::new(),
             removes: Vec::new(),
             part_removes: Vec::new(),
         }
@@ -299,7 +299,7 @@ pub struct Transaction<'w> {
     /// With their lengths (counted in the writer's stats once committed).
     written: Vec<(String, u64)>,
     /// Tables written: (namespace, part, what is published of it).
-    puts: Vec<(String, u32, Published)>,
+    puts: SmallVec<[(TableKey, Published); 2]>,
     removes: Vec<String>,
     /// Single tables removed: (namespace, part).
     part_removes: Vec<(String, u32)>,
@@ -365,8 +365,8 @@ impl Transaction<'_> {
         let w = &mut *self.writer;
         let nsid = match w.nsids.get(ns) {
             Some(&id) => id,
-            None => match self.puts.iter().find(|p| p.0 == ns) {
-                Some(p) => p.2.nsid,
+            None => match self.puts.iter().find(|p| p.0 .1 == ns) {
+                Some(p) => p.1.nsid,
                 None => {
                     let id = w.next_nsid;
                     w.next_nsid = w
@@ -402,14 +402,14 @@ impl Transaction<'_> {
             len: len as u64,
             at,
         };
-        self.puts.push((ns.to_owned(), part, p));
+        self.puts.push((table_key(ns, part), p));
     }
 
     /// Forget an earlier put of (`ns`, `part`) in this transaction (never published): its file
     /// is removed; an embedded one stays in the pack, unreachable.
     fn forget_put(&mut self, ns: &str, part: u32) -> Result<()> {
-        if let Some(pos) = self.puts.iter().position(|p| p.0 == ns && p.1 == part) {
-            let (_, _, p) = self.puts.remove(pos);
+        if let Some(pos) = self.puts.iter().position(|p| p.0 .1 == ns && p.0 .2 == part) {
+            let (_, p) = self.puts.remove(pos);
             if p.at == 0 {
                 let name = table_name(p.nsid, part, p.gen);
                 self.writer.dir().unlink(&name)?;
@@ -431,14 +431,14 @@ impl Transaction<'_> {
     /// Remove namespace `ns` (all its parts) from the store.
     pub fn remove_namespace(&mut self, ns: &str) {
         // Tables of `ns` written by this transaction will never be published: removed now.
-        for (_, part, p) in self.puts.iter().filter(|p| p.0 == ns) {
+        for ((_, _, part), p) in self.puts.iter().filter(|p| p.0 .1 == ns) {
             if p.at == 0 {
                 let name = table_name(p.nsid, *part, p.gen);
                 let _ = self.writer.dir().unlink(&name);
                 self.written.retain(|(n, _)| *n != name);
             }
         }
-        self.puts.retain(|p| p.0 != ns);
+        self.puts.retain(|p| p.0 .1 != ns);
         self.removes.push(ns.to_owned());
     }
 
@@ -491,16 +491,14 @@ impl Transaction<'_> {
         let dropped = |k: &TableKey| {
             removed_ns.contains(k.1.as_str()) || removed_parts.contains(&(k.1.clone(), k.2))
         };
-        let puts_of = |tx: &Transaction<'_>| {
-            let mut v: SmallVec<[(TableKey, Published); 4]> = tx
-                .puts
-                .iter()
-                .map(|(ns, part, p)| (table_key(ns, *part), *p))
-                .collect();
+        // The transaction's tables in root order, moved out of it (their keys go into the
+        // writer's table map as they are).
+        let take_puts = |tx: &mut Transaction<'_>| {
+            let mut v = std::mem::take(&mut tx.puts);
             v.sort_by(|a, b| a.0.cmp(&b.0));
             v
         };
-        let mut puts = puts_of(&self);
+        let mut puts = take_puts(&mut self);
         let changes: SmallVec<[RefSpec<'_>; 4]> = puts
             .iter()
             .map(|(k, p)| RefSpec {
@@ -563,8 +561,9 @@ impl Transaction<'_> {
                     .is_some_and(|p| p.fits(bytes.len() as u64))
                 {
                     // A new pack: the tables move, so the root names them at their new places.
+                    self.puts = std::mem::take(&mut puts);
                     self.room(bytes.len() as u64)?;
-                    puts = puts_of(&self);
+                    puts = take_puts(&mut self);
                     bytes = self.encode_root(gen, &puts, &dropped)?;
                 }
                 // P1 + P2 for the root; its tables went through P1 + P2 in put_table (and room).
@@ -614,6 +613,11 @@ impl Transaction<'_> {
             }
         }
         for (k, p) in puts {
+            // Written only when new: a store to a page the server shares with a client it has
+            // just forked costs a page copy.
+            if w.nsids.get(k.1.as_str()) != Some(&p.nsid) {
+                w.nsids.insert(k.1.clone(), p.nsid);
+            }
             if let Some(old) = w.tables.get_mut(&k) {
                 stale.extend(stale_table(&k, old));
                 *old = p;
@@ -627,13 +631,6 @@ impl Transaction<'_> {
             let first = w.tables.range((hash, ns.clone(), 0)..).next();
             if !first.is_some_and(|(k, _)| k.0 == hash && k.1 == *ns) {
                 w.nsids.remove(ns);
-            }
-        }
-        for (ns, _, p) in &self.puts {
-            // Written only when new: a store to a page the server shares with a client it has
-            // just forked costs a page copy.
-            if w.nsids.get(ns.as_str()) != Some(&p.nsid) {
-                w.nsids.insert(ns.clone(), p.nsid);
             }
         }
         w.root_gen = gen;

@@ -23,7 +23,7 @@ impl Transaction<'_> {
         }
         // What moves: (published key or index into puts, place, length).
         let replaced: HashSet<(&str, u32)> =
-            self.puts.iter().map(|p| (p.0.as_str(), p.1)).collect();
+            self.puts.iter().map(|p| (p.0 .1.as_str(), p.0 .2)).collect();
         let mut moving: Vec<(Option<&TableKey>, Option<usize>, u64, u64)> = Vec::new();
         for (k, p) in &w.tables {
             if p.at != 0 && !replaced.contains(&(k.1.as_str(), k.2)) {
@@ -31,7 +31,7 @@ impl Transaction<'_> {
                 moving.push((Some(k), None, at, p.len));
             }
         }
-        for (i, (_, _, p)) in self.puts.iter().enumerate() {
+        for (i, (_, p)) in self.puts.iter().enumerate() {
             if p.at != 0 {
                 moving.push((None, Some(i), p.at, p.len));
             }
@@ -79,7 +79,7 @@ impl Transaction<'_> {
                 (Some(k), _) => {
                     self.relocated.insert(k, at);
                 }
-                (None, Some(i)) => self.puts[i].2.at = at,
+                (None, Some(i)) => self.puts[i].1.at = at,
                 _ => {}
             }
         }
