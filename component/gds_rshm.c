@@ -116,28 +116,34 @@ static pmix_gds_base_module_t *hash_module(void)
     return NULL;
 }
 
-/* Open the store on first use, in a server only. */
+/* Open the store on first use, in a server only. Once it is open, a load: `store` runs this
+ * per key, and taking `lock` would store to its page (a page copy after each of a forking
+ * host's forks). */
 static rshm_server_t *server_store(void)
 {
-    rshm_server_t *s;
+    rshm_server_t *s = __atomic_load_n(&server, __ATOMIC_ACQUIRE);
+    if (NULL != s) {
+        return s;
+    }
     pthread_mutex_lock(&lock);
     if (NULL == server && !server_failed && is_server()) {
         pmix_info_t info[RSHM_OPEN_INFO];
         pmix_status_t rc;
+        rshm_server_t *opened = NULL;
         /* The node name the core uses (PMIX_HOSTNAME given to PMIx_server_init, else the
          * kernel's): registrations name nodes that way. Where the store goes and who reads it:
          * settings.c (docs/deploy.md). */
         size_t ninfo = rshm_open_info(info, pmix_globals.hostname);
-        rc = rshm_server_open(ninfo ? info : NULL, ninfo, &server);
+        rc = rshm_server_open(ninfo ? info : NULL, ninfo, &opened);
         for (size_t i = 0; i < ninfo; i++) {
             PMIX_INFO_DESTRUCT(&info[i]);
         }
         if (PMIX_SUCCESS != rc) {
             log_error("cannot open the store", rc, true);
-            server = NULL;
             server_failed = true;
         } else {
             char what[4096];
+            __atomic_store_n(&server, opened, __ATOMIC_RELEASE);
             rshm_server_describe(server, what, sizeof(what));
             RSHM_VERBOSE("rshm: %s", what);
             pmix_output_verbose(2, pmix_gds_base_output, "gds:rshm: %s", what);
@@ -217,8 +223,9 @@ static void rshm_finalize(void)
         client_attached = false;
     }
     if (NULL != server) {
-        rshm_server_close(server);
-        server = NULL;
+        rshm_server_t *s = server;
+        __atomic_store_n(&server, NULL, __ATOMIC_RELEASE);
+        rshm_server_close(s);
     }
     rshm_forget_init_info();
     pthread_mutex_unlock(&lock);
