@@ -408,7 +408,11 @@ impl Transaction<'_> {
     /// Forget an earlier put of (`ns`, `part`) in this transaction (never published): its file
     /// is removed; an embedded one stays in the pack, unreachable.
     fn forget_put(&mut self, ns: &str, part: u32) -> Result<()> {
-        if let Some(pos) = self.puts.iter().position(|p| p.0 .1 == ns && p.0 .2 == part) {
+        if let Some(pos) = self
+            .puts
+            .iter()
+            .position(|p| p.0 .1 == ns && p.0 .2 == part)
+        {
             let (_, p) = self.puts.remove(pos);
             if p.at == 0 {
                 let name = table_name(p.nsid, part, p.gen);
