@@ -2,6 +2,8 @@
 //! from the caller's values into the pack) publishes what staging each value and flushing
 //! publishes: the same answers to every Get, the same refusals, one generation per commit.
 
+mod common;
+
 use std::path::Path;
 
 use gds::jobdata::TargetRank;
@@ -102,42 +104,14 @@ fn a_commit_answers_as_its_values_staged_and_flushed() {
     assert_eq!(a.stats().publications, 700);
 }
 
-/// Whether this process runs as root (a tmpfs can be mounted); says it skips otherwise.
-fn root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let uid = std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .unwrap_or(1);
-    if uid != 0 {
-        eprintln!("SKIPPED (not root): needs root to mount a tmpfs; nothing was checked");
-    }
-    uid == 0
-}
-
 /// A rank's first commit that cannot be written into the pack (a full filesystem) publishes
 /// nothing of it, says so, and leaves the store taking later commits.
 #[test]
 fn a_commit_that_cannot_be_written_leaves_nothing_of_it() {
     use std::io::Write;
-    use std::process::Command;
-    if !root() {
+    let Some(dir) = common::SmallTmpfs::mount() else {
         return;
-    }
-    let dir = tempfile::tempdir_in("/tmp").unwrap();
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs"])
-        .arg(dir.path())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mount tmpfs");
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg("-l").arg(self.0).status();
-        }
-    }
-    let _unmount = Unmount(dir.path());
+    };
 
     let mut s = open(dir.path());
     // A fence's 400 KiB base (a file of its own): rank tables of up to that much are not

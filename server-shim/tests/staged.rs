@@ -2,9 +2,9 @@
 //! published as one generation, in the order staged; a value the store refuses withdraws its
 //! key in that generation; a flush that cannot be written withdraws every staged key instead.
 
-use std::os::unix::fs::MetadataExt;
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use gds::jobdata::TargetRank;
 use gds::modex::{self, Scope};
@@ -152,37 +152,11 @@ fn other_changes_of_posted_data_come_after_what_is_staged() {
     s.close().unwrap();
 }
 
-/// Whether this process runs as root (a tmpfs can be mounted); says it skips otherwise.
-fn root() -> bool {
-    let uid = std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .unwrap_or(1);
-    if uid != 0 {
-        eprintln!("SKIPPED (not root): needs root to mount a tmpfs; nothing was checked");
-    }
-    uid == 0
-}
-
 #[test]
 fn a_flush_that_cannot_be_written_withdraws_the_staged_keys() {
-    if !root() {
+    let Some(dir) = common::SmallTmpfs::mount() else {
         return;
-    }
-    let dir = tempfile::tempdir_in("/tmp").unwrap();
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs"])
-        .arg(dir.path())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mount tmpfs");
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg("-l").arg(self.0).status();
-        }
-    }
-    let _unmount = Unmount(dir.path());
+    };
 
     let mut s = open(dir.path());
     s.store(&[

@@ -11,6 +11,7 @@ use crate::jobdata::keys::is_reserved;
 use crate::layout::{ENTRY_RAW_BYTES, MAX_KEYS, MAX_KEY_LEN};
 use crate::table::bulk::{byte_order, last_wins, BulkEntry, SortedRun};
 use crate::table::check_key;
+use crate::table::small::{Item, Items};
 use crate::value::Value;
 
 /// Keys a batch finds by comparing them all before it indexes them by name.
@@ -131,8 +132,8 @@ impl FenceBatch {
     }
 
     /// Each key's latest value (the last put wins, whatever its scope), in key order of first
-    /// put: (entry class, key, flags, stored bytes).
-    pub(crate) fn latest(&self) -> Vec<(u16, &str, u16, &[u8])> {
+    /// put, as a rank's table holds it.
+    pub(crate) fn latest(&self) -> Items<'_> {
         let mut last = vec![usize::MAX; self.keys.len()];
         for (i, e) in self.entries.iter().enumerate() {
             last[e.kid as usize] = i;
@@ -141,8 +142,12 @@ impl FenceBatch {
             .filter(|&i| i != usize::MAX)
             .map(|i| {
                 let e = &self.entries[i];
-                let bytes = &self.arena[e.loc as usize..e.loc as usize + e.len as usize];
-                (e.class, &*self.keys[e.kid as usize], e.flags, bytes)
+                Item {
+                    class: e.class,
+                    key: &self.keys[e.kid as usize],
+                    flags: e.flags,
+                    bytes: &self.arena[e.loc as usize..e.loc as usize + e.len as usize],
+                }
             })
             .collect()
     }

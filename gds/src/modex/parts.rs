@@ -24,7 +24,7 @@ use super::{check_poster, rank_part, readback, Commit, FenceBatch, Posted, UNDEF
 use crate::error::{Error, Result};
 use crate::layout::Realm;
 use crate::part;
-use crate::table::small::{Item, Items, RankTable};
+use crate::table::small::{Items, RankTable};
 use crate::table::TableBuilder;
 use crate::value::Value;
 use crate::writer::{Transaction, Writer, PACK_TABLE_MAX};
@@ -180,17 +180,7 @@ impl PostedParts {
         {
             return Ok(None);
         }
-        let items: Items<'b> = batch
-            .latest()
-            .into_iter()
-            .map(|(class, key, flags, bytes)| Item {
-                class,
-                key,
-                flags,
-                bytes,
-            })
-            .collect();
-        self.small(rank, items)
+        self.small(rank, batch.latest())
     }
 
     fn small<'b>(&self, rank: u32, items: Items<'b>) -> Result<Option<SmallCommit<'b>>> {

@@ -2,7 +2,7 @@
 //! builder encodes for the same values.
 
 use super::{FenceBatch, Posted, Scope};
-use crate::table::small::{Item, Items, RankTable};
+use crate::table::small::RankTable;
 use crate::value::Value;
 
 /// The table a commit's batch makes through the builder (what a merge or a later commit of
@@ -36,24 +36,17 @@ fn a_rank_table_encodes_as_the_builder_encodes_it() {
             }
             .unwrap();
         }
-        let items: Items<'_> = batch
-            .latest()
-            .into_iter()
-            .map(|(class, key, flags, bytes)| Item {
-                class,
-                key,
-                flags,
-                bytes,
-            })
-            .collect();
+        let items = batch.latest();
         let small = RankTable::plan(rank, items).unwrap();
         let mut direct = vec![0xa5; small.total_len()];
         small.write(&mut direct, 7).unwrap();
         let mut posted = Posted::unindexed();
         let mut again = FenceBatch::new();
-        for (class, key, flags, bytes) in batch.latest() {
-            let scope = Scope::of_class(class).unwrap();
-            again.put_stored(rank, scope, key, flags, bytes).unwrap();
+        for i in batch.latest() {
+            let scope = Scope::of_class(i.class).unwrap();
+            again
+                .put_stored(rank, scope, i.key, i.flags, i.bytes)
+                .unwrap();
         }
         posted.apply(again).unwrap();
         let built = posted.table().encode(7).unwrap();
