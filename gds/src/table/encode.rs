@@ -55,24 +55,16 @@ impl TableBuilder {
             .collect();
         loose.sort_unstable_by_key(|e| packed(e.class, e.id, final_id[e.kid as usize]));
 
-        let key_count = names.len();
-        let key_slots = slots_for(key_count);
         let entry_count = self.bulk_live + loose.len();
-        let entry_slots = slots_for(entry_count);
         if entry_count > u32::MAX as usize / 2 {
             return Err(Error::InvalidArgument(
                 "too many entries for one table".into(),
             ));
         }
-        let align = |n: usize| n.next_multiple_of(REGION_ALIGN);
-        let keys_off = align(HEADER_LEN + size_of::<TableHeader>());
-        let key_index_off = align(keys_off + key_count * size_of::<KeyEntry>());
-        let strings_off = align(key_index_off + key_slots * 4);
         let strings_len: usize = names.iter().map(|n| n.len()).sum();
-        let entries_off = align(strings_off + strings_len);
-        let entry_index_off = align(entries_off + entry_count * size_of::<Entry>());
-        let columns_off = align(entry_index_off + entry_slots * 4);
-        let mut end = columns_off;
+        let r = Regions::new(names.len(), strings_len, entry_count);
+        let align = |n: usize| n.next_multiple_of(REGION_ALIGN);
+        let mut end = r.columns_off;
         let mut column_mask = 0u32;
         let mut column_blocks = 0u32;
         let blocked: [Option<Blocked>; COLUMNS.len()] = std::array::from_fn(|c| {
@@ -117,16 +109,7 @@ impl TableBuilder {
             names,
             final_id,
             loose,
-            entry_count,
-            key_slots,
-            entry_slots,
-            keys_off,
-            key_index_off,
-            strings_off,
-            strings_len,
-            entries_off,
-            entry_index_off,
-            columns_off,
+            r,
             column_mask,
             column_blocks,
             blocked,
@@ -154,16 +137,7 @@ pub(crate) struct SegmentPlan<'a> {
     final_id: Vec<u32>,
     /// The one-by-one entries, in segment order.
     loose: Vec<BulkEntry>,
-    entry_count: usize,
-    key_slots: usize,
-    entry_slots: usize,
-    keys_off: usize,
-    key_index_off: usize,
-    strings_off: usize,
-    strings_len: usize,
-    entries_off: usize,
-    entry_index_off: usize,
-    columns_off: usize,
+    r: Regions,
     column_mask: u32,
     /// Bit `c`: column `c` is stored in blocks (`blocked[c]`).
     column_blocks: u32,
@@ -172,10 +146,68 @@ pub(crate) struct SegmentPlan<'a> {
     total: usize,
 }
 
-fn put32(b: &mut [u8], off: usize, v: u32) {
+/// Where a table's regions go (format.md section 6), from the sizes of its keys, key strings
+/// and entries: one layout for every encoder (`SegmentPlan`, `table::small`).
+pub(super) struct Regions {
+    pub key_count: usize,
+    pub key_slots: usize,
+    pub keys_off: usize,
+    pub key_index_off: usize,
+    pub strings_off: usize,
+    pub strings_len: usize,
+    pub entry_count: usize,
+    pub entry_slots: usize,
+    pub entries_off: usize,
+    pub entry_index_off: usize,
+    /// The end of the entry index: where proc columns (if any), then values, go.
+    pub columns_off: usize,
+}
+
+impl Regions {
+    pub(super) fn new(key_count: usize, strings_len: usize, entry_count: usize) -> Regions {
+        let align = |n: usize| n.next_multiple_of(REGION_ALIGN);
+        let (key_slots, entry_slots) = (slots_for(key_count), slots_for(entry_count));
+        let keys_off = align(HEADER_LEN + size_of::<TableHeader>());
+        let key_index_off = align(keys_off + key_count * size_of::<KeyEntry>());
+        let strings_off = align(key_index_off + key_slots * 4);
+        let entries_off = align(strings_off + strings_len);
+        let entry_index_off = align(entries_off + entry_count * size_of::<Entry>());
+        Regions {
+            key_count,
+            key_slots,
+            keys_off,
+            key_index_off,
+            strings_off,
+            strings_len,
+            entry_count,
+            entry_slots,
+            entries_off,
+            entry_index_off,
+            columns_off: align(entry_index_off + entry_slots * 4),
+        }
+    }
+
+    /// Write the table header's region fields (format.md section 6; the proc columns' are the
+    /// caller's) into `out`, a segment whose common header is at 0.
+    pub(super) fn put_header(&self, out: &mut [u8]) {
+        let th = HEADER_LEN;
+        put32(out, th, self.key_count as u32);
+        put32(out, th + 4, self.key_slots as u32);
+        put64(out, th + 8, self.keys_off as u64);
+        put64(out, th + 16, self.key_index_off as u64);
+        put64(out, th + 24, self.strings_off as u64);
+        put64(out, th + 32, self.strings_len as u64);
+        put32(out, th + 40, self.entry_count as u32);
+        put32(out, th + 44, self.entry_slots as u32);
+        put64(out, th + 48, self.entries_off as u64);
+        put64(out, th + 56, self.entry_index_off as u64);
+    }
+}
+
+pub(super) fn put32(b: &mut [u8], off: usize, v: u32) {
     b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
 }
-fn put64(b: &mut [u8], off: usize, v: u64) {
+pub(super) fn put64(b: &mut [u8], off: usize, v: u64) {
     b[off..off + 8].copy_from_slice(&v.to_ne_bytes());
 }
 
@@ -314,25 +346,16 @@ impl SegmentPlan<'_> {
     /// the entry index once built.
     pub(crate) fn write(&self, out: &mut (impl Sink + ?Sized), generation: u64) -> Result<()> {
         let b = self.b;
-        let mut head = vec![0u8; self.entries_off];
+        let mut head = vec![0u8; self.r.entries_off];
         let mut enc = Encoder::default();
         encode_header(&mut enc, Kind::Table, generation, self.total as u64);
         head[..HEADER_LEN].copy_from_slice(&enc.buf);
+        self.r.put_header(&mut head);
         let th = HEADER_LEN;
-        put32(&mut head, th, self.names.len() as u32);
-        put32(&mut head, th + 4, self.key_slots as u32);
-        put64(&mut head, th + 8, self.keys_off as u64);
-        put64(&mut head, th + 16, self.key_index_off as u64);
-        put64(&mut head, th + 24, self.strings_off as u64);
-        put64(&mut head, th + 32, self.strings_len as u64);
-        put32(&mut head, th + 40, self.entry_count as u32);
-        put32(&mut head, th + 44, self.entry_slots as u32);
-        put64(&mut head, th + 48, self.entries_off as u64);
-        put64(&mut head, th + 56, self.entry_index_off as u64);
         if self.column_mask != 0 {
             put32(&mut head, th + 64, b.ranks);
             put32(&mut head, th + 68, self.column_mask);
-            put64(&mut head, th + 72, self.columns_off as u64);
+            put64(&mut head, th + 72, self.r.columns_off as u64);
             put32(&mut head, th + 80, self.column_blocks);
         }
 
@@ -341,17 +364,17 @@ impl SegmentPlan<'_> {
         let mut homes = Vec::with_capacity(self.names.len());
         for (kid, name) in self.names.iter().enumerate() {
             let h = key_hash(name.as_bytes());
-            homes.push((h as usize & self.key_slots.wrapping_sub(1)) as u32);
-            let rec = self.keys_off + kid * size_of::<KeyEntry>();
+            homes.push((h as usize & self.r.key_slots.wrapping_sub(1)) as u32);
+            let rec = self.r.keys_off + kid * size_of::<KeyEntry>();
             put64(&mut head, rec, h);
             put32(&mut head, rec + 8, str_off as u32);
             put32(&mut head, rec + 12, name.len() as u32);
-            let s = self.strings_off + str_off;
+            let s = self.r.strings_off + str_off;
             head[s..s + name.len()].copy_from_slice(name.as_bytes());
             str_off += name.len();
         }
         fill_index(
-            &mut head[self.key_index_off..self.key_index_off + self.key_slots * 4],
+            &mut head[self.r.key_index_off..self.r.key_index_off + self.r.key_slots * 4],
             &homes,
         );
         out.write_at(0, &head)?;
@@ -362,10 +385,10 @@ impl SegmentPlan<'_> {
         let final_id = &self.final_id;
         let key = |e: &BulkEntry| packed(e.class, e.id, final_id[e.kid as usize]);
         let mut bulk = b.bulk.iter().copied().filter(BulkEntry::live);
-        let mask = self.entry_slots.wrapping_sub(1);
-        let mut homes = Vec::with_capacity(self.entry_count);
-        let mut chunk = vec![0u8; ENTRY_CHUNK.min(self.entry_count) * size_of::<Entry>()];
-        let (mut in_chunk, mut chunk_off) = (0usize, self.entries_off);
+        let mask = self.r.entry_slots.wrapping_sub(1);
+        let mut homes = Vec::with_capacity(self.r.entry_count);
+        let mut chunk = vec![0u8; ENTRY_CHUNK.min(self.r.entry_count) * size_of::<Entry>()];
+        let (mut in_chunk, mut chunk_off) = (0usize, self.r.entries_off);
         let mut values = ValueWriter {
             arenas: &b.arenas,
             off: self.values_off,
@@ -420,17 +443,17 @@ impl SegmentPlan<'_> {
             values.flush(out)?;
         }
         drop(chunk);
-        debug_assert_eq!(homes.len(), self.entry_count);
-        let mut index = vec![0u8; self.entry_slots * 4];
+        debug_assert_eq!(homes.len(), self.r.entry_count);
+        let mut index = vec![0u8; self.r.entry_slots * 4];
         fill_index(&mut index, &homes);
         drop(homes);
-        out.write_at(self.entry_index_off, &index)?;
+        out.write_at(self.r.entry_index_off, &index)?;
         drop(index);
 
         // Proc columns, present ones in column order, each 8-aligned, written a chunk at a
         // time from one small buffer: at 1M ranks a buffer of all of them would be 20 MB of
         // fresh pages, each a page fault, for one copy.
-        let mut off = self.columns_off;
+        let mut off = self.r.columns_off;
         let mut buf = Vec::with_capacity(COLUMN_CHUNK * 4);
         for (c, col) in b.columns.iter().enumerate() {
             let Some(col) = col else { continue };

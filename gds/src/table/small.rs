@@ -5,11 +5,10 @@
 
 use smallvec::SmallVec;
 
-use super::encode::fill_index;
+use super::encode::{fill_index, put32, put64, Regions};
 use crate::error::{Error, Result};
 use crate::layout::{
-    entry_hash, key_hash, slots_for, Entry, KeyEntry, Kind, TableHeader, HEADER_LEN, REGION_ALIGN,
-    VALUE_ALIGN,
+    entry_hash, key_hash, Entry, KeyEntry, Kind, HEADER_LEN, REGION_ALIGN, VALUE_ALIGN,
 };
 use crate::segment::header_bytes;
 
@@ -36,14 +35,7 @@ pub(crate) struct RankTable<'a> {
     by_key: Items<'a>,
     /// Entry order: key ids sorted by (class, key id).
     entries: SmallVec<[u32; INLINE]>,
-    key_slots: usize,
-    entry_slots: usize,
-    keys_off: usize,
-    key_index_off: usize,
-    strings_off: usize,
-    strings_len: usize,
-    entries_off: usize,
-    entry_index_off: usize,
+    r: Regions,
     values_off: usize,
     total: usize,
 }
@@ -63,19 +55,13 @@ impl<'a> RankTable<'a> {
         let mut entries: SmallVec<[u32; INLINE]> = (0..by_key.len() as u32).collect();
         entries.sort_unstable_by_key(|&k| (by_key[k as usize].class, k));
         let n = by_key.len();
-        let align = |n: usize| n.next_multiple_of(REGION_ALIGN);
-        let (key_slots, entry_slots) = (slots_for(n), slots_for(n));
-        let keys_off = align(HEADER_LEN + size_of::<TableHeader>());
-        let key_index_off = align(keys_off + n * size_of::<KeyEntry>());
-        let strings_off = align(key_index_off + key_slots * 4);
         let strings_len: usize = by_key.iter().map(|i| i.key.len()).sum();
-        let entries_off = align(strings_off + strings_len);
-        let entry_index_off = align(entries_off + n * size_of::<Entry>());
-        let columns_off = align(entry_index_off + entry_slots * 4);
-        let values_off = columns_off.next_multiple_of(VALUE_ALIGN);
+        let r = Regions::new(n, strings_len, n);
+        let align = |n: usize| n.next_multiple_of(REGION_ALIGN);
+        let values_off = r.columns_off.next_multiple_of(VALUE_ALIGN);
         // Each value padded to VALUE_ALIGN, the last (in entry order) to REGION_ALIGN.
         let total = match entries.last() {
-            None => align(columns_off),
+            None => align(r.columns_off),
             Some(&last) => {
                 let padded: usize = by_key
                     .iter()
@@ -89,14 +75,7 @@ impl<'a> RankTable<'a> {
             rank,
             by_key,
             entries,
-            key_slots,
-            entry_slots,
-            keys_off,
-            key_index_off,
-            strings_off,
-            strings_len,
-            entries_off,
-            entry_index_off,
+            r,
             values_off,
             total,
         })
@@ -126,43 +105,32 @@ impl<'a> RankTable<'a> {
             generation,
             self.total as u64,
         ));
-        let n = self.by_key.len();
-        let th = HEADER_LEN;
-        put32(out, th, n as u32);
-        put32(out, th + 4, self.key_slots as u32);
-        put64(out, th + 8, self.keys_off as u64);
-        put64(out, th + 16, self.key_index_off as u64);
-        put64(out, th + 24, self.strings_off as u64);
-        put64(out, th + 32, self.strings_len as u64);
-        put32(out, th + 40, n as u32);
-        put32(out, th + 44, self.entry_slots as u32);
-        put64(out, th + 48, self.entries_off as u64);
-        put64(out, th + 56, self.entry_index_off as u64);
-
-        let mut homes: SmallVec<[u32; INLINE]> = SmallVec::with_capacity(n);
+        let r = &self.r;
+        r.put_header(out);
+        let mut homes: SmallVec<[u32; INLINE]> = SmallVec::with_capacity(self.by_key.len());
         let mut str_off = 0usize;
         for (kid, item) in self.by_key.iter().enumerate() {
             let h = key_hash(item.key.as_bytes());
-            homes.push((h as usize & self.key_slots.wrapping_sub(1)) as u32);
-            let rec = self.keys_off + kid * size_of::<KeyEntry>();
+            homes.push((h as usize & r.key_slots.wrapping_sub(1)) as u32);
+            let rec = r.keys_off + kid * size_of::<KeyEntry>();
             put64(out, rec, h);
             put32(out, rec + 8, str_off as u32);
             put32(out, rec + 12, item.key.len() as u32);
-            let s = self.strings_off + str_off;
+            let s = r.strings_off + str_off;
             out[s..s + item.key.len()].copy_from_slice(item.key.as_bytes());
             str_off += item.key.len();
         }
         fill_index(
-            &mut out[self.key_index_off..self.key_index_off + self.key_slots * 4],
+            &mut out[r.key_index_off..r.key_index_off + r.key_slots * 4],
             &homes,
         );
 
         homes.clear();
-        let mask = self.entry_slots.wrapping_sub(1);
+        let mask = r.entry_slots.wrapping_sub(1);
         let mut v = self.values_off;
         for (e, &kid) in self.entries.iter().enumerate() {
             let item = &self.by_key[kid as usize];
-            let rec = self.entries_off + e * size_of::<Entry>();
+            let rec = r.entries_off + e * size_of::<Entry>();
             out[rec..rec + 2].copy_from_slice(&item.class.to_ne_bytes());
             out[rec + 2..rec + 4].copy_from_slice(&item.flags.to_ne_bytes());
             put32(out, rec + 4, self.rank);
@@ -174,17 +142,9 @@ impl<'a> RankTable<'a> {
             homes.push((entry_hash(item.class, self.rank, kid) as usize & mask) as u32);
         }
         fill_index(
-            &mut out[self.entry_index_off..self.entry_index_off + self.entry_slots * 4],
+            &mut out[r.entry_index_off..r.entry_index_off + r.entry_slots * 4],
             &homes,
         );
         Ok(())
     }
-}
-
-fn put32(b: &mut [u8], off: usize, v: u32) {
-    b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
-}
-
-fn put64(b: &mut [u8], off: usize, v: u64) {
-    b[off..off + 8].copy_from_slice(&v.to_ne_bytes());
 }
