@@ -4,7 +4,7 @@
 //! in between (a server that forks its clients while they commit pays for every page it
 //! writes in between: docs/modex.md).
 
-use gds::modex::{Commit, PostedParts, Scope};
+use gds::modex::{Commit, PostedParts, Scope, SmallCommit};
 use gds::Result;
 
 use super::pending::{Flushed, Unpublished};
@@ -55,15 +55,22 @@ impl Server {
         let Some(small) = parts.stage_small(&commit)? else {
             return Ok(None);
         };
+        self.publish_small(ns, small)?;
+        Ok(Some(Flushed {
+            values: values.len(),
+            refused: 0,
+        }))
+    }
+
+    /// Publish a commit staged straight into the pack (`PostedParts::stage_small`) as one
+    /// generation, and keep it.
+    pub(super) fn publish_small(&mut self, ns: &str, small: SmallCommit<'_>) -> Result<()> {
         let mut tx = self.writer.begin();
         PostedParts::publish_small(&small, &mut tx, ns)?;
         tx.commit()?;
         if let Some(parts) = self.posted.get_mut(ns) {
             parts.accept_small(small);
         }
-        Ok(Some(Flushed {
-            values: values.len(),
-            refused: 0,
-        }))
+        Ok(())
     }
 }

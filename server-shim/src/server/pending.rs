@@ -224,7 +224,7 @@ impl Server {
 
     fn publish_staged(&mut self, p: &mut Pending) -> Result<Flushed> {
         self.check_posted_taken()?;
-        if let Some(flushed) = self.publish_small(p)? {
+        if let Some(flushed) = self.publish_staged_small(p)? {
             return Ok(flushed);
         }
         let mut batches = std::mem::take(&mut p.batches);
@@ -273,7 +273,7 @@ impl Server {
     /// Publish a commit of one rank of one namespace, with nothing refused, whose table goes
     /// straight from its batch into the pack ([`PostedParts::stage_small`]): `None` when the
     /// staged values are not such a commit.
-    fn publish_small(&mut self, p: &Pending) -> Result<Option<Flushed>> {
+    fn publish_staged_small(&mut self, p: &Pending) -> Result<Option<Flushed>> {
         let ([ns], [batch], false) = (&p.namespaces[..], &p.batches[..], p.any_refused) else {
             return Ok(None);
         };
@@ -283,12 +283,7 @@ impl Server {
         let Some(commit) = parts.stage_small_batch(batch)? else {
             return Ok(None);
         };
-        let mut tx = self.writer.begin();
-        PostedParts::publish_small(&commit, &mut tx, ns)?;
-        tx.commit()?;
-        if let Some(parts) = self.posted.get_mut(ns.as_str()) {
-            parts.accept_small(commit);
-        }
+        self.publish_small(ns, commit)?;
         Ok(Some(Flushed {
             values: p.items.len(),
             refused: 0,
