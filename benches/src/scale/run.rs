@@ -243,6 +243,60 @@ fn num(fields: &[&str], prefix: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// Run `cmd` in its own process group until it exits or `deadline` passes, calling `beat`
+/// every ~15 s meanwhile: its status (None: out of time), stdout and stderr. The group is
+/// killed at the end (stragglers hold the pipes).
+pub fn run_group(
+    mut cmd: Command,
+    deadline: Instant,
+    beat: &dyn Fn(),
+) -> std::io::Result<(Option<std::process::ExitStatus>, String, String)> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.spawn()?;
+    let pgid = child.id();
+    let mut so = child.stdout.take().expect("stdout");
+    let mut se = child.stderr.take().expect("stderr");
+    let ot = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let et = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let mut next_beat = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) if Instant::now() >= deadline => break None,
+            Ok(None) => {
+                if Instant::now() >= next_beat {
+                    beat();
+                    next_beat += Duration::from_secs(15);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    // only our own pmix-host's group
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status();
+    let status = status.or_else(|| child.wait().ok());
+    Ok((
+        status,
+        ot.join().unwrap_or_default(),
+        et.join().unwrap_or_default(),
+    ))
+}
+
 /// Run one column at one M. `progress` is called every ~15 s while it runs.
 pub fn run(
     tools: &Tools,
@@ -344,50 +398,10 @@ pub fn run(
             format!("{} {}", client.display(), corpus_path.display())
         }
     };
-    cmd.arg("--client-cmd")
-        .arg(client_cmd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd.spawn().map_err(|e| format!("pmix-host: {e}"))?;
-    let pgid = child.id();
-    let mut so = child.stdout.take().expect("stdout");
-    let mut se = child.stderr.take().expect("stderr");
-    let ot = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let et = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
+    cmd.arg("--client-cmd").arg(client_cmd);
     let deadline = t0 + plan.timeout + Duration::from_secs(30);
-    let mut next_beat = t0 + Duration::from_secs(15);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if Instant::now() >= deadline => break None,
-            Ok(None) => {
-                if Instant::now() >= next_beat {
-                    progress(t0.elapsed());
-                    next_beat += Duration::from_secs(15);
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => return Err(format!("waiting for pmix-host: {e}")),
-        }
-    };
-    // stragglers hold the pipes: kill the group (only our own pmix-host's group)
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stderr(Stdio::null())
-        .status();
-    let status = status.or_else(|| child.wait().ok());
-    let out = ot.join().unwrap_or_default();
-    let err = et.join().unwrap_or_default();
+    let (status, out, err) = run_group(cmd, deadline, &|| progress(t0.elapsed()))
+        .map_err(|e| format!("pmix-host: {e}"))?;
     let _ = std::fs::remove_dir_all(&tmpdir);
     let wall_s = t0.elapsed().as_secs_f64();
     let ok = status.is_some_and(|s| s.success());

@@ -8,9 +8,8 @@
 //! context id. The median over the clients is reported, with the status the calls returned.
 
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::build;
@@ -77,52 +76,6 @@ fn write_sets(dir: &Path, m: u32, s: u32) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
-/// Run `cmd` in its own process group with a wall-clock limit: its status (None: out of time),
-/// stdout and stderr; the group is killed at the end (stragglers hold the pipes).
-fn run_group(
-    mut cmd: Command,
-    limit: Duration,
-) -> (Option<std::process::ExitStatus>, String, String) {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let Ok(mut child) = cmd.spawn() else {
-        return (None, String::new(), "cannot start pmix-host".into());
-    };
-    let pgid = child.id();
-    let mut so = child.stdout.take().expect("stdout");
-    let mut se = child.stderr.take().expect("stderr");
-    let ot = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let et = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            _ => break None,
-        }
-    };
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stderr(Stdio::null())
-        .status();
-    let status = status.or_else(|| child.wait().ok());
-    (
-        status,
-        ot.join().unwrap_or_default(),
-        et.join().unwrap_or_default(),
-    )
-}
-
 /// One pmix-host run: the clients' `bench <rank> <what> <STATUS> ns_per_call=<n>` lines, as
 /// (what, status) -> median ns.
 fn run_host(
@@ -136,7 +89,8 @@ fn run_host(
         .args(args)
         .env("PMIX_MCA_gds", "hash")
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())));
-    let (status, out, err) = run_group(cmd, timeout);
+    let (status, out, err) = run::run_group(cmd, Instant::now() + timeout, &|| {})
+        .unwrap_or_else(|e| (None, String::new(), format!("cannot start pmix-host: {e}")));
     if !status.is_some_and(|s| s.success()) {
         return Err(format!(
             "pmix-host {args:?}: {status:?}: {}",
@@ -186,6 +140,57 @@ fn rows(
     }
 }
 
+/// What the runs of one M share.
+struct Runs<'a> {
+    tool_dir: &'a Path,
+    server: &'a str,
+    preload: &'a str,
+    a: &'a SetsArgs,
+    timeout: Duration,
+}
+
+impl Runs<'_> {
+    /// The same pmix-host run with plain libpmix, then with rshm's server shim and the preload
+    /// (`args(calls)`: the host's arguments for `calls` calls per client), as rows `label` of
+    /// `table`. False when a run failed (said in `table`).
+    fn compare(
+        &self,
+        table: &mut String,
+        m: u32,
+        label: &str,
+        args: impl Fn(u32) -> Vec<String>,
+    ) -> bool {
+        eprintln!("M={} {label}: libpmix ...", fmt_m(m));
+        let plain = run_host(
+            self.tool_dir,
+            &args(self.a.calls_libpmix),
+            &[],
+            self.timeout,
+        );
+        eprintln!("M={} {label}: preloaded ...", fmt_m(m));
+        let mut fast = args(self.a.calls_fast);
+        fast.extend(["--rshm".into(), self.server.to_owned()]);
+        let env = [("LD_PRELOAD", self.preload.to_owned())];
+        let pre = run_host(self.tool_dir, &fast, &env, self.timeout);
+        match (plain, pre) {
+            (Ok(p), Ok(q)) => {
+                rows(table, m, label, &p, &q);
+                true
+            }
+            (p, q) => {
+                let _ = writeln!(
+                    table,
+                    "{:>5} {label:>6} failed: {:?} {:?}",
+                    fmt_m(m),
+                    p.err(),
+                    q.err()
+                );
+                false
+            }
+        }
+    }
+}
+
 pub fn main(a: SetsArgs, out: &Path) {
     let root = build::repo_root();
     let (tool_dir, rel) = match build::build_tools_and_shims(&root) {
@@ -230,30 +235,14 @@ pub fn main(a: SetsArgs, out: &Path) {
                     ask(calls),
                 ]
             };
-            eprintln!("M={} S={s}: libpmix ...", fmt_m(m));
-            let plain = run_host(&tool_dir, &base(a.calls_libpmix), &[], timeout);
-            eprintln!("M={} S={s}: preloaded ...", fmt_m(m));
-            let mut args = base(a.calls_fast);
-            args.extend(["--rshm".into(), server.clone()]);
-            let pre = run_host(
-                &tool_dir,
-                &args,
-                &[("LD_PRELOAD", preload.clone())],
+            let runs = Runs {
+                tool_dir: &tool_dir,
+                server: &server,
+                preload: &preload,
+                a: &a,
                 timeout,
-            );
-            match (plain, pre) {
-                (Ok(p), Ok(q)) => rows(&mut table, m, &s.to_string(), &p, &q),
-                (p, q) => {
-                    failed = true;
-                    let _ = writeln!(
-                        table,
-                        "{:>5} {s:>6} failed: {:?} {:?}",
-                        fmt_m(m),
-                        p.err(),
-                        q.err()
-                    );
-                }
-            }
+            };
+            failed |= !runs.compare(&mut table, m, &s.to_string(), base);
         }
         let group = |calls: u32| {
             vec![
@@ -268,30 +257,14 @@ pub fn main(a: SetsArgs, out: &Path) {
                 ),
             ]
         };
-        eprintln!("M={} group: libpmix ...", fmt_m(m));
-        let plain = run_host(&tool_dir, &group(a.calls_libpmix), &[], timeout);
-        eprintln!("M={} group: preloaded ...", fmt_m(m));
-        let mut args = group(a.calls_fast);
-        args.extend(["--rshm".into(), server.clone()]);
-        let pre = run_host(
-            &tool_dir,
-            &args,
-            &[("LD_PRELOAD", preload.clone())],
+        let runs = Runs {
+            tool_dir: &tool_dir,
+            server: &server,
+            preload: &preload,
+            a: &a,
             timeout,
-        );
-        match (plain, pre) {
-            (Ok(p), Ok(q)) => rows(&mut table, m, "group", &p, &q),
-            (p, q) => {
-                failed = true;
-                let _ = writeln!(
-                    table,
-                    "{:>5} group failed: {:?} {:?}",
-                    fmt_m(m),
-                    p.err(),
-                    q.err()
-                );
-            }
-        }
+        };
+        failed |= !runs.compare(&mut table, m, "group", group);
     }
     print!("{table}");
     let path = out.join("sets.txt");
