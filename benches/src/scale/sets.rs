@@ -214,6 +214,13 @@ pub fn main(a: SetsArgs, out: &Path) {
     for &m in &a.ms {
         let job = run::write_job(&work, m, n).expect("job file");
         let timeout = Duration::from_secs(120 + u64::from(m) / 1000);
+        let runs = Runs {
+            tool_dir: &tool_dir,
+            server: &server,
+            preload: &preload,
+            a: &a,
+            timeout,
+        };
         for &s in &a.ss {
             let sets = write_sets(&work, m, s).expect("sets file");
             let ask = |calls: u32| {
@@ -235,13 +242,6 @@ pub fn main(a: SetsArgs, out: &Path) {
                     ask(calls),
                 ]
             };
-            let runs = Runs {
-                tool_dir: &tool_dir,
-                server: &server,
-                preload: &preload,
-                a: &a,
-                timeout,
-            };
             failed |= !runs.compare(&mut table, m, &s.to_string(), base);
         }
         let group = |calls: u32| {
@@ -256,13 +256,6 @@ pub fn main(a: SetsArgs, out: &Path) {
                     tool_dir.join("group-client").display()
                 ),
             ]
-        };
-        let runs = Runs {
-            tool_dir: &tool_dir,
-            server: &server,
-            preload: &preload,
-            a: &a,
-            timeout,
         };
         failed |= !runs.compare(&mut table, m, "group", group);
     }
