@@ -70,8 +70,11 @@ impl<'a> Commit<'a> {
     /// Each key's last value, as the rank's table holds it, in key byte order.
     pub(crate) fn latest(&self) -> Items<'_> {
         let mut order: SmallVec<[usize; INLINE]> = (0..self.values.len()).collect();
-        // By key, put order kept within a key (stable): the last of each run wins.
-        order.sort_by(|&a, &b| self.values[a].1.as_bytes().cmp(self.values[b].1.as_bytes()));
+        // By key, then put order: the last of each run wins. (An unstable sort on both needs
+        // no scratch buffer, which a stable one takes on the stack.)
+        order.sort_unstable_by(|&a, &b| {
+            (self.values[a].1.as_bytes(), a).cmp(&(self.values[b].1.as_bytes(), b))
+        });
         let mut out = Items::with_capacity(order.len());
         for (n, &i) in order.iter().enumerate() {
             let (class, key, ref src) = self.values[i];

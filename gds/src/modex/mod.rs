@@ -17,6 +17,7 @@ mod commit;
 mod find;
 mod parts;
 mod posted;
+mod rank_sizes;
 mod readback;
 #[cfg(test)]
 mod small_commit_tests;

@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::rank_sizes::RankSizes;
 use super::{check_poster, rank_part, readback, Commit, FenceBatch, Posted, UNDEF_INDEX};
 use crate::error::{Error, Result};
 use crate::layout::Realm;
@@ -69,7 +70,7 @@ impl Index {
 pub struct PostedParts {
     base: Posted,
     /// The published rank tables: bytes of each one's values (the table is in the store).
-    ranks: BTreeMap<u32, usize>,
+    ranks: RankSizes,
     /// Bytes of the rank tables' values.
     rank_bytes: usize,
     /// Bytes of root records the rank tables cost the publications since the last merge.
@@ -106,7 +107,7 @@ impl Default for PostedParts {
     fn default() -> Self {
         PostedParts {
             base: Posted::unindexed(),
-            ranks: BTreeMap::new(),
+            ranks: RankSizes::default(),
             rank_bytes: 0,
             root_bytes: 0,
             index: Index::default(),
@@ -143,7 +144,7 @@ impl PostedParts {
         }
         staged.index = index;
         let small = batch.ranks().len() <= SMALL_BATCH_RANKS;
-        let (rest, own) = batch.split(|r| small || self.ranks.contains_key(&r))?;
+        let (rest, own) = batch.split(|r| small || self.ranks.contains(r))?;
         if !rest.is_empty() {
             let mut base = self.base.clone();
             base.apply(rest)?;
@@ -184,7 +185,7 @@ impl PostedParts {
     }
 
     fn small<'b>(&self, rank: u32, items: Items<'b>) -> Result<Option<SmallCommit<'b>>> {
-        if self.ranks.contains_key(&rank) || items.is_empty() {
+        if self.ranks.contains(rank) || items.is_empty() {
             return Ok(None);
         }
         let table = RankTable::plan(rank, items)?;
@@ -221,7 +222,7 @@ impl PostedParts {
     /// Rank `rank`'s table as published (read back from `w`), or an empty one.
     fn rank_table(&self, w: &mut Writer, ns: &str, rank: u32) -> Result<Posted> {
         let mut t = Posted::unindexed();
-        if self.ranks.contains_key(&rank) {
+        if self.ranks.contains(rank) {
             let mut batch = FenceBatch::new();
             self.load(w, ns, rank, &mut batch)?;
             t.apply(batch)?;
@@ -270,7 +271,7 @@ impl PostedParts {
         let mut found = false;
         let table = match staged.ranks.get(&rank) {
             Some(t) => t.clone(),
-            None if self.ranks.contains_key(&rank) => Some(self.rank_table(w, ns, rank)?),
+            None if self.ranks.contains(rank) => Some(self.rank_table(w, ns, rank)?),
             None => None,
         };
         if let Some(mut t) = table {
@@ -311,7 +312,7 @@ impl PostedParts {
         let mut count = self.ranks.len();
         let mut bytes = self.rank_bytes;
         for (rank, t) in &staged.ranks {
-            if let Some(old) = self.ranks.get(rank) {
+            if let Some(old) = self.ranks.get(*rank) {
                 count -= 1;
                 bytes -= old;
             }
@@ -324,10 +325,11 @@ impl PostedParts {
         if !self.merge_due(count, bytes, base.value_bytes()) {
             return Ok(());
         }
-        let mut all = FenceBatch::new();
-        for rank in self.ranks.keys() {
-            if !staged.ranks.contains_key(rank) {
-                self.load(w, ns, *rank, &mut all)?;
+        // Room for every rank table's values (their count estimated).
+        let mut all = FenceBatch::with_capacity(count.max(bytes / 64), bytes);
+        for rank in self.ranks.ranks() {
+            if !staged.ranks.contains_key(&rank) {
+                self.load(w, ns, rank, &mut all)?;
             }
         }
         for t in staged.ranks.values().flatten() {
@@ -336,10 +338,10 @@ impl PostedParts {
         let mut merged = base.clone();
         merged.apply(all)?;
         staged.base = Some(merged);
-        for rank in self.ranks.keys() {
-            staged.ranks.insert(*rank, None);
+        for rank in self.ranks.ranks() {
+            staged.ranks.insert(rank, None);
         }
-        staged.ranks.retain(|rank, _| self.ranks.contains_key(rank));
+        staged.ranks.retain(|rank, _| self.ranks.contains(*rank));
         Ok(())
     }
 
@@ -379,7 +381,7 @@ impl PostedParts {
             self.index = index;
         }
         for (rank, t) in staged.ranks {
-            if let Some(old) = self.ranks.remove(&rank) {
+            if let Some(old) = self.ranks.remove(rank) {
                 self.rank_bytes -= old;
             }
             if let Some(t) = t {
@@ -399,8 +401,8 @@ impl PostedParts {
     pub fn remove_all(&self, tx: &mut Transaction<'_>, ns: &str) -> Result<()> {
         tx.remove_table(ns, part::POSTED)?;
         tx.remove_table(ns, part::POSTED_INDEX)?;
-        for rank in self.ranks.keys() {
-            if let Some(p) = rank_part(*rank) {
+        for rank in self.ranks.ranks() {
+            if let Some(p) = rank_part(rank) {
                 tx.remove_table(ns, p)?;
             }
         }

@@ -22,8 +22,9 @@ pub(crate) struct Item<'a> {
 }
 
 /// A commit's values, inline up to this many (on the stack: a server that forks its clients
-/// while they commit pays a page copy for each heap page a commit writes).
-pub(crate) const INLINE: usize = 32;
+/// while they commit pays a page copy for each heap page a commit writes, and for each stack
+/// page: twice as many would take the commit path's frames over a page or two more).
+pub(crate) const INLINE: usize = 16;
 
 /// A commit's items.
 pub(crate) type Items<'a> = SmallVec<[Item<'a>; INLINE]>;

@@ -45,8 +45,8 @@ pub unsafe extern "C" fn rshm_server_commit(
         // SAFETY: caller contract for each pointer; NULL with a length, a misaligned pointer
         // and an overflowing length are refused.
         let (h, (ns, rank), kvs) = unsafe { (handle(s)?, proc_ref(proc)?, c_slice(kvs, n)?) };
-        // Inline for a commit of up to 32 keys: nothing allocated (docs/modex.md).
-        let mut read: SmallVec<[_; 32]> = SmallVec::with_capacity(kvs.len());
+        // Inline for a commit of up to 16 keys: nothing allocated (docs/modex.md).
+        let mut read: SmallVec<[_; 16]> = SmallVec::with_capacity(kvs.len());
         let mut unnamed = 0;
         for kv in kvs {
             if kv.value.is_null() {
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn rshm_server_commit(
         let result = {
             let mut server = lock(h);
             if all {
-                let values: SmallVec<[(u8, &str, PostedData<'_>); 32]> = read
+                let values: SmallVec<[(u8, &str, PostedData<'_>); 16]> = read
                     .iter()
                     .filter_map(|(scope, key, v)| Some((*scope, *key, v.as_ref()?.data())))
                     .collect();
