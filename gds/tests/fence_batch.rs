@@ -364,3 +364,32 @@ fn a_large_table_is_written_to_its_file_exactly_as_encoded_and_every_value_is_fo
     assert_eq!(modex::undef_rank(t, "x.first"), Some(3));
     assert_eq!(modex::undef_rank(t, "card"), Some(0));
 }
+
+/// A clone shares its original's value bytes (a writer clones the posted base to apply a change
+/// it may yet drop): changing either, by batch or by put, leaves the other's table as it was.
+#[test]
+fn a_clone_and_its_original_change_apart() {
+    let mut rng = Rng(0x00c1_0ee5 | 1);
+    let mut original = Posted::new();
+    by_batch(&mut original, &random_puts(&mut rng, 200, 1));
+    by_put(&mut original, &random_puts(&mut rng, 50, 2));
+    let before = original.table().encode(9).unwrap();
+
+    let mut clone = original.clone();
+    by_put(&mut clone, &random_puts(&mut rng, 80, 3));
+    by_batch(&mut clone, &random_puts(&mut rng, 120, 4));
+    clone.withdraw(3, KEYS[0]).unwrap();
+    assert!(
+        original.table().encode(9).unwrap() == before,
+        "the clone's changes reached its original"
+    );
+
+    let cloned = clone.table().encode(9).unwrap();
+    by_put(&mut original, &random_puts(&mut rng, 80, 5));
+    by_batch(&mut original, &random_puts(&mut rng, 120, 6));
+    assert!(
+        clone.table().encode(9).unwrap() == cloned,
+        "the original's changes reached its clone"
+    );
+    assert!(original.table().encode(9).unwrap() != before);
+}

@@ -6,6 +6,7 @@ use std::collections::hash_map::Entry as MapEntry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::arena::Arena;
 use super::bulk::{value_in, BulkEntry, DEAD, LOC_BITS};
 use super::check_key;
 use crate::error::{try_vec, Error, Result};
@@ -64,7 +65,7 @@ pub struct TableBuilder {
     /// Every value's bytes, appended: no allocation per value, and values inserted in rank
     /// order (a fence batch) are read back almost sequentially by `encode`. Arena 0 receives
     /// inserts; the others are merged runs' arenas, moved in whole (not copied).
-    pub(super) arenas: Vec<Vec<u8>>,
+    pub(super) arenas: Vec<Arena>,
     /// Bytes of the arenas no entry refers to any more (replaced or removed values).
     pub(super) garbage: usize,
     /// Ranks covered by proc columns (0: none).
@@ -123,9 +124,9 @@ impl TableBuilder {
         self.key_ids.reserve(keys);
         self.keys.reserve(keys);
         if self.arenas.is_empty() {
-            self.arenas.push(Vec::new());
+            self.arenas.push(Arena::default());
         }
-        self.arenas[0].reserve(bytes);
+        self.arenas[0].writable().reserve(bytes);
     }
 
     /// Every proc column, moved out for a registration's read-ahead to fill on several
@@ -293,7 +294,7 @@ impl TableBuilder {
         let (kid, new_key) = self.intern(key)?;
         let (class, id) = realm.class_id();
         if self.arenas.is_empty() {
-            self.arenas.push(Vec::new());
+            self.arenas.push(Arena::default());
         }
         let arena_len = self.arenas[0].len() as u64;
         let replaced = match self.entries.entry((class, id, kid)) {
@@ -313,7 +314,7 @@ impl TableBuilder {
                 !new_key && self.kill_bulk(class, id, kid)
             }
         };
-        self.arenas[0].extend_from_slice(bytes);
+        self.arenas[0].writable().extend_from_slice(bytes);
         if replaced {
             self.compact_if_wasteful();
         }
@@ -341,7 +342,7 @@ impl TableBuilder {
     }
 
     fn arena_bytes(&self) -> usize {
-        self.arenas.iter().map(Vec::len).sum()
+        self.arenas.iter().map(Arena::len).sum()
     }
 
     /// Rebuild the arenas into one from the live values once replaced ones outweigh them (a
@@ -367,7 +368,7 @@ impl TableBuilder {
                 if used == 0 && !arena.is_empty() {
                     debug_assert!(self.garbage >= arena.len(), "garbage accounting");
                     self.garbage -= arena.len();
-                    *arena = Vec::new();
+                    *arena = Arena::default();
                 }
             }
             self.bulk.retain(BulkEntry::live);
@@ -389,7 +390,7 @@ impl TableBuilder {
             arena.extend_from_slice(value_in(&arenas, e.loc, e.len as usize));
             e.loc = start;
         }
-        self.arenas = vec![arena];
+        self.arenas = vec![Arena::from(arena)];
         self.garbage = 0;
     }
 

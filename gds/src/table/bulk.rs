@@ -25,6 +25,7 @@
 
 use std::ops::RangeInclusive;
 
+use super::arena::Arena;
 use super::builder::{column_of, EntryKey, StoredValue, TableBuilder};
 use super::check_key;
 use crate::error::{Error, Result};
@@ -140,9 +141,9 @@ pub(crate) fn append_stored(arena: &mut Vec<u8>, value: &Value) -> Result<u16> {
 }
 
 /// The bytes at `loc` (see [`LOC_BITS`]).
-pub(crate) fn value_in(arenas: &[Vec<u8>], loc: u64, len: usize) -> &[u8] {
+pub(crate) fn value_in<A: AsRef<[u8]>>(arenas: &[A], loc: u64, len: usize) -> &[u8] {
     let off = (loc & LOC_MASK) as usize;
-    &arenas[(loc >> LOC_BITS) as usize][off..off + len]
+    &arenas[(loc >> LOC_BITS) as usize].as_ref()[off..off + len]
 }
 
 /// (class, id, key order) packed in one u64 (class < 2^8, key ids < 2^24: format.md), so that
@@ -228,7 +229,7 @@ impl TableBuilder {
             .map(|k| self.intern(k).map(|(id, _)| id))
             .collect::<Result<_>>()?;
         if self.arenas.is_empty() {
-            self.arenas.push(Vec::new());
+            self.arenas.push(Arena::default());
         }
         // The run's arenas follow the builder's: an entry's arena index moves up by as many.
         let arena_base = (self.arenas.len() as u64) << LOC_BITS;
@@ -236,7 +237,7 @@ impl TableBuilder {
             e.kid = kid_map[e.kid as usize];
             e.loc += arena_base;
         }
-        self.arenas.extend(arenas);
+        self.arenas.extend(arenas.into_iter().map(Arena::from));
         self.garbage += wasted;
 
         if self.bulk_live == 0 && self.entries.is_empty() {

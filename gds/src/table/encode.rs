@@ -2,6 +2,7 @@
 //! offset) before a byte is written, so the writer can create the file at its final size and
 //! encode straight into the mapping; [`SegmentPlan::write`] then writes each region sequentially.
 
+use super::arena::Arena;
 use super::builder::TableBuilder;
 use super::bulk::{merge_by, packed, value_in, BulkEntry, DEAD, LOC_BITS, LOC_MASK};
 use crate::bytes::{Encoder, Sink};
@@ -280,7 +281,7 @@ const ZEROS: [u8; VALUE_ALIGN] = [0; VALUE_ALIGN];
 /// batch's cards, 16-byte multiples in rank order, are one run), and padding; written with one
 /// gathered write per `MAX_PIECES` pieces.
 struct ValueWriter<'a> {
-    arenas: &'a [Vec<u8>],
+    arenas: &'a [Arena],
     /// File offset of the first piece.
     off: usize,
     /// (location, length) of arena bytes, or (u64::MAX, padding length).
@@ -298,6 +299,7 @@ impl ValueWriter<'_> {
                     // right after the last piece.
                     let off = (last.0 & LOC_MASK) as usize + last.1;
                     self.arenas[(last.0 >> LOC_BITS) as usize]
+                        .as_ref()
                         .get(off..off + len)
                         .is_some_and(|pad| pad.iter().all(|&b| b == 0))
                 } else {

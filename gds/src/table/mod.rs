@@ -20,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+mod arena;
 mod builder;
 pub(crate) mod bulk;
 mod encode;
