@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use smallvec::SmallVec;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::bytes::Encoder;
 use crate::dir::{default_base_dir, fresh_store_name, sweep_dead_stores, Ownership, StoreDir};
@@ -82,18 +83,18 @@ pub struct Writer {
     last_root: Option<(u32, u64, usize)>,
     /// The tables of the published root, in its order.
     tables: BTreeMap<TableKey, Published>,
-    nsids: HashMap<String, u32>,
+    nsids: HashMap<Name, u32>,
     next_nsid: u32,
     stats: WriterStats,
 }
 
+/// A namespace's name as the writer's keys hold it: one copy shared by every key of its tables
+/// (a commit's new rank table would otherwise allocate a copy, and write its pages).
+type Name = Arc<str>;
+
 /// A table's place in a root: (xxh3 of the namespace name, the name, part), the order of the
 /// root's records (format.md section 5).
-type TableKey = (u64, String, u32);
-
-fn table_key(ns: &str, part: u32) -> TableKey {
-    (key_hash(ns.as_bytes()), ns.to_owned(), part)
-}
+type TableKey = (u64, Name, u32);
 
 /// A published table: its namespace's id, its generation, its length and its place in the
 /// current pack (0: a file of its own).
@@ -189,6 +190,16 @@ impl Writer {
         self.root_gen
     }
 
+    /// The key of (`ns`, `part`), its name shared with the published tables' keys when the
+    /// namespace has any.
+    fn table_key(&self, ns: &str, part: u32) -> TableKey {
+        let name = match self.nsids.get_key_value(ns) {
+            Some((name, _)) => Name::clone(name),
+            None => Name::from(ns),
+        };
+        (key_hash(ns.as_bytes()), name, part)
+    }
+
     /// What this writer has published so far.
     pub fn stats(&self) -> WriterStats {
         self.stats
@@ -196,7 +207,7 @@ impl Writer {
 
     /// The namespaces of the published root.
     pub fn namespaces(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.nsids.keys().cloned().collect();
+        let mut v: Vec<String> = self.nsids.keys().map(|n| n.to_string()).collect();
         v.sort();
         v
     }
@@ -239,7 +250,7 @@ impl Writer {
         part: u32,
         f: impl FnOnce(&[u8]) -> Result<T>,
     ) -> Result<Option<T>> {
-        let Some(p) = self.tables.get(&table_key(ns, part)).copied() else {
+        let Some(p) = self.tables.get(&self.table_key(ns, part)).copied() else {
             return Ok(None);
         };
         if let Some((seq, off)) = place_in_pack(p.at) {
@@ -365,7 +376,7 @@ impl Transaction<'_> {
         let w = &mut *self.writer;
         let nsid = match w.nsids.get(ns) {
             Some(&id) => id,
-            None => match self.puts.iter().find(|p| p.0 .1 == ns) {
+            None => match self.puts.iter().find(|p| &*p.0 .1 == ns) {
                 Some(p) => p.1.nsid,
                 None => {
                     let id = w.next_nsid;
@@ -402,7 +413,8 @@ impl Transaction<'_> {
             len: len as u64,
             at,
         };
-        self.puts.push((table_key(ns, part), p));
+        let key = self.writer.table_key(ns, part);
+        self.puts.push((key, p));
     }
 
     /// Forget an earlier put of (`ns`, `part`) in this transaction (never published): its file
@@ -411,7 +423,7 @@ impl Transaction<'_> {
         if let Some(pos) = self
             .puts
             .iter()
-            .position(|p| p.0 .1 == ns && p.0 .2 == part)
+            .position(|p| &*p.0 .1 == ns && p.0 .2 == part)
         {
             let (_, p) = self.puts.remove(pos);
             if p.at == 0 {
@@ -435,14 +447,14 @@ impl Transaction<'_> {
     /// Remove namespace `ns` (all its parts) from the store.
     pub fn remove_namespace(&mut self, ns: &str) {
         // Tables of `ns` written by this transaction will never be published: removed now.
-        for ((_, _, part), p) in self.puts.iter().filter(|p| p.0 .1 == ns) {
+        for ((_, _, part), p) in self.puts.iter().filter(|p| &*p.0 .1 == ns) {
             if p.at == 0 {
                 let name = table_name(p.nsid, *part, p.gen);
                 let _ = self.writer.dir().unlink(&name);
                 self.written.retain(|(n, _)| *n != name);
             }
         }
-        self.puts.retain(|p| p.0 .1 != ns);
+        self.puts.retain(|p| &*p.0 .1 != ns);
         self.removes.push(ns.to_owned());
     }
 
@@ -491,9 +503,13 @@ impl Transaction<'_> {
         // Ordered sets, not hashed ones: a hash set's keys are drawn from thread-local state,
         // a store (and a page copy after a fork) on every commit; these are empty for a commit.
         let removed_ns: BTreeSet<String> = self.removes.iter().cloned().collect();
-        let removed_parts: BTreeSet<(String, u32)> = self.part_removes.iter().cloned().collect();
+        let removed_parts: BTreeSet<(Name, u32)> = self
+            .part_removes
+            .iter()
+            .map(|(ns, part)| (Name::from(ns.as_str()), *part))
+            .collect();
         let dropped = |k: &TableKey| {
-            removed_ns.contains(k.1.as_str()) || removed_parts.contains(&(k.1.clone(), k.2))
+            removed_ns.contains(&*k.1) || removed_parts.contains(&(k.1.clone(), k.2))
         };
         // The transaction's tables in root order, moved out of it (their keys go into the
         // writer's table map as they are).
@@ -619,7 +635,7 @@ impl Transaction<'_> {
         for (k, p) in puts {
             // Written only when new: a store to a page the server shares with a client it has
             // just forked costs a page copy.
-            if w.nsids.get(k.1.as_str()) != Some(&p.nsid) {
+            if w.nsids.get(&*k.1) != Some(&p.nsid) {
                 w.nsids.insert(k.1.clone(), p.nsid);
             }
             if let Some(old) = w.tables.get_mut(&k) {
@@ -632,9 +648,9 @@ impl Transaction<'_> {
         let emptied = self.part_removes.iter().map(|(ns, _)| ns);
         for ns in self.removes.iter().chain(emptied) {
             let hash = key_hash(ns.as_bytes());
-            let first = w.tables.range((hash, ns.clone(), 0)..).next();
-            if !first.is_some_and(|(k, _)| k.0 == hash && k.1 == *ns) {
-                w.nsids.remove(ns);
+            let first = w.tables.range((hash, Name::from(ns.as_str()), 0)..).next();
+            if !first.is_some_and(|(k, _)| k.0 == hash && *k.1 == **ns) {
+                w.nsids.remove(ns.as_str());
             }
         }
         w.root_gen = gen;

@@ -22,14 +22,10 @@ impl Transaction<'_> {
             return Ok(());
         }
         // What moves: (published key or index into puts, place, length).
-        let replaced: HashSet<(&str, u32)> = self
-            .puts
-            .iter()
-            .map(|p| (p.0 .1.as_str(), p.0 .2))
-            .collect();
+        let replaced: HashSet<(&str, u32)> = self.puts.iter().map(|p| (&*p.0 .1, p.0 .2)).collect();
         let mut moving: Vec<(Option<&TableKey>, Option<usize>, u64, u64)> = Vec::new();
         for (k, p) in &w.tables {
-            if p.at != 0 && !replaced.contains(&(k.1.as_str(), k.2)) {
+            if p.at != 0 && !replaced.contains(&(&*k.1, k.2)) {
                 let at = self.relocated.get(k).copied().unwrap_or(p.at);
                 moving.push((Some(k), None, at, p.len));
             }
