@@ -69,10 +69,9 @@ impl Index {
 /// The posted data of one namespace, as its writer keeps it between publications.
 pub struct PostedParts {
     base: Posted,
-    /// The published rank tables: bytes of each one's values (the table is in the store).
+    /// The published rank tables: bytes of each one's values, and their sum (the tables are
+    /// in the store).
     ranks: RankSizes,
-    /// Bytes of the rank tables' values.
-    rank_bytes: usize,
     /// Bytes of root records the rank tables cost the publications since the last merge.
     root_bytes: usize,
     index: Index,
@@ -108,7 +107,6 @@ impl Default for PostedParts {
         PostedParts {
             base: Posted::unindexed(),
             ranks: RankSizes::default(),
-            rank_bytes: 0,
             root_bytes: 0,
             index: Index::default(),
         }
@@ -190,7 +188,7 @@ impl PostedParts {
         }
         let table = RankTable::plan(rank, items)?;
         let count = self.ranks.len() + 1;
-        let bytes = self.rank_bytes + table.value_bytes();
+        let bytes = self.ranks.total() + table.value_bytes();
         if table.total_len() > PACK_TABLE_MAX
             || self.merge_due(count, bytes, self.base.value_bytes())
         {
@@ -213,9 +211,7 @@ impl PostedParts {
 
     /// Keep `commit`, once published.
     pub fn accept_small(&mut self, commit: SmallCommit<'_>) {
-        let bytes = commit.table.value_bytes();
-        self.rank_bytes += bytes;
-        self.ranks.insert(commit.rank, bytes);
+        self.ranks.insert(commit.rank, commit.table.value_bytes());
         self.root_bytes += self.ranks.len() * ROOT_RECORD;
     }
 
@@ -310,7 +306,7 @@ impl PostedParts {
     /// Merge every rank table into the base when [`PostedParts::merge_due`].
     fn merge_if_due(&self, staged: &mut Staged, w: &mut Writer, ns: &str) -> Result<()> {
         let mut count = self.ranks.len();
-        let mut bytes = self.rank_bytes;
+        let mut bytes = self.ranks.total();
         for (rank, t) in &staged.ranks {
             if let Some(old) = self.ranks.get(*rank) {
                 count -= 1;
@@ -381,13 +377,9 @@ impl PostedParts {
             self.index = index;
         }
         for (rank, t) in staged.ranks {
-            if let Some(old) = self.ranks.remove(rank) {
-                self.rank_bytes -= old;
-            }
+            self.ranks.remove(rank);
             if let Some(t) = t {
-                let bytes = t.value_bytes();
-                self.rank_bytes += bytes;
-                self.ranks.insert(rank, bytes);
+                self.ranks.insert(rank, t.value_bytes());
             }
         }
         self.root_bytes = if merged && self.ranks.is_empty() {

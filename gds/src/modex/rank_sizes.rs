@@ -1,27 +1,35 @@
 //! The ranks that have a table of their own in a namespace's posted data, each with the size
-//! of its values: one sorted array. Ranks mostly commit in order, so a new one is appended,
+//! of its values, and their sum: one sorted array. Ranks mostly commit in order, so a new one is appended,
 //! and a commit writes one slot where an ordered map would write a node (and, in a server
 //! that forks its clients while they commit, copy its page).
 
 #![forbid(unsafe_code)]
 
 #[derive(Clone, Default)]
-pub(super) struct RankSizes(Vec<(u32, usize)>);
+pub(super) struct RankSizes {
+    sizes: Vec<(u32, usize)>,
+    total: usize,
+}
 
 impl RankSizes {
     fn find(&self, rank: u32) -> Result<usize, usize> {
-        match self.0.last() {
-            Some(&(last, _)) if last < rank => Err(self.0.len()),
-            _ => self.0.binary_search_by_key(&rank, |&(r, _)| r),
+        match self.sizes.last() {
+            Some(&(last, _)) if last < rank => Err(self.sizes.len()),
+            _ => self.sizes.binary_search_by_key(&rank, |&(r, _)| r),
         }
     }
 
     pub(super) fn len(&self) -> usize {
-        self.0.len()
+        self.sizes.len()
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.sizes.is_empty()
+    }
+
+    /// The sizes' sum: bytes of every rank table's values.
+    pub(super) fn total(&self) -> usize {
+        self.total
     }
 
     pub(super) fn contains(&self, rank: u32) -> bool {
@@ -29,27 +37,32 @@ impl RankSizes {
     }
 
     pub(super) fn get(&self, rank: u32) -> Option<usize> {
-        self.find(rank).ok().map(|i| self.0[i].1)
+        self.find(rank).ok().map(|i| self.sizes[i].1)
     }
 
     /// Set `rank`'s size; returns the one it had.
     pub(super) fn insert(&mut self, rank: u32, bytes: usize) -> Option<usize> {
-        match self.find(rank) {
-            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, bytes)),
+        self.total += bytes;
+        let old = match self.find(rank) {
+            Ok(i) => Some(std::mem::replace(&mut self.sizes[i].1, bytes)),
             Err(i) => {
-                self.0.insert(i, (rank, bytes));
+                self.sizes.insert(i, (rank, bytes));
                 None
             }
-        }
+        };
+        self.total -= old.unwrap_or(0);
+        old
     }
 
     pub(super) fn remove(&mut self, rank: u32) -> Option<usize> {
-        self.find(rank).ok().map(|i| self.0.remove(i).1)
+        let old = self.find(rank).ok().map(|i| self.sizes.remove(i).1);
+        self.total -= old.unwrap_or(0);
+        old
     }
 
     /// The ranks, in order.
     pub(super) fn ranks(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().map(|&(r, _)| r)
+        self.sizes.iter().map(|&(r, _)| r)
     }
 }
 
@@ -81,6 +94,7 @@ mod tests {
             assert_eq!(sizes.get(rank), map.get(&rank).copied());
             assert_eq!(sizes.contains(rank + 1), map.contains_key(&(rank + 1)));
             assert_eq!(sizes.len(), map.len());
+            assert_eq!(sizes.total(), map.values().sum::<usize>());
         }
         assert!(sizes.ranks().eq(map.keys().copied()));
     }
