@@ -156,15 +156,20 @@ pub fn pmix_host_run(
     // One path per corpus and test process: the client command (and so PMIX_APP_ARGV, which
     // the corpus asks for) must be the same in the runs compared.
     let c = std::env::temp_dir().join(format!("rshm-gds-{}-{name}", std::process::id()));
-    let arg = if let [one] = corpora {
-        std::fs::write(&c, one).unwrap();
-        c.display().to_string()
-    } else {
-        for (rank, text) in corpora.iter().enumerate() {
-            std::fs::write(format!("{}-{rank}", c.display()), text).unwrap();
-        }
+    let files = match corpora {
+        [_] => vec![c.clone()],
+        _ => (0..corpora.len())
+            .map(|rank| PathBuf::from(format!("{}-{rank}", c.display())))
+            .collect(),
+    };
+    let _written = RemoveOnDrop(files.clone());
+    for (file, text) in files.iter().zip(corpora) {
+        std::fs::write(file, text).unwrap();
+    }
+    let arg = match corpora {
+        [_] => c.display().to_string(),
         // pmix-host puts the rank in place of %r
-        format!("{}-%r", c.display())
+        _ => format!("{}-%r", c.display()),
     };
     let client = format!("{wrap}{} {arg}", tool.join("pmix-client").display());
     let mut cmd = Command::new(tool.join("pmix-host"));
@@ -184,6 +189,17 @@ pub fn pmix_host_run(
     cmd.envs(env.iter().copied());
     let (ok, out, err) = run(cmd, Duration::from_secs(120));
     (ok, out.lines().map(str::to_owned).collect(), err)
+}
+
+/// Files removed when dropped (a test's corpus files, also when it panics).
+struct RemoveOnDrop(Vec<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        for f in &self.0 {
+            let _ = std::fs::remove_file(f);
+        }
+    }
 }
 
 /// Answer lines (everything but `maps`), normalised and sorted.
