@@ -35,10 +35,10 @@ if [ -f tools/slurm/cluster.sh ] && [ "$(id -u)" -eq 0 ]; then
   bash pmi2/tests/slurm-diff.sh 4
 fi
 
-step "commit storm, smoke (N = 16, K = 16: in process, with and without forks, then real clients on hash and the component)"
+step "commit storm, smoke (N = 16, K = 16: in process, with and without forks, then real clients on hash and the component, each reading 4 peers' values)"
 cargo run --release -q -p rshm-benches --bin scale -- --commit-storm --storm-n 16 --storm-k 16 --storm-fence
 bash component/bench/commit-fork.sh 16 16
-bash component/bench/commit-storm.sh 16 16
+bash component/bench/commit-storm.sh 16 16 200 fence 4
 
 step "process sets and groups, smoke (M = 1k, S = 10, 1000: libpmix and preloaded; fails if a run fails)"
 cargo run --release -q -p rshm-benches --bin scale -- --sets --sets-m 1000 --sets-s 10,1000 --calls-fast 2000 --calls-libpmix 200
