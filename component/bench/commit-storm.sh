@@ -2,12 +2,13 @@
 # The commit storm with real clients: tools/pmix-host (libpmix 4.2.2 server) starts N local
 # clients (component/bench/commit_storm.c), each PMIx_Init, K PMIx_Put of a BYTES byte object
 # (PMIX_GLOBAL), one PMIx_Commit, a PMIx_Fence (FENCE: fence = no data collection, collect,
-# nofence), PMIx_Get of every key of PEERS other ranks (each value checked), PMIx_Finalize. Run side by side (interleaved per N, K) under OpenPMIx gds/hash and
+# nofence), PMIx_Get of every key of PEERS other ranks (each value checked; only in the ranks
+# below READERS when it is not 0), PMIx_Finalize. Run side by side (interleaved per N, K) under OpenPMIx gds/hash and
 # under rshm's gds component (PMIX_MCA_gds=rshm,hash), measuring the server's own CPU time
 # (utime + stime of the pmix-host process, its clients excluded: host_cpu.c) and the wall time.
 #
-#   bash component/bench/commit-storm.sh [NS] [KS] [BYTES] [FENCE] [PEERS]
-#        defaults: "16 64 128 256 512 1024" "1 16 64" 200 fence 0
+#   bash component/bench/commit-storm.sh [NS] [KS] [BYTES] [FENCE] [PEERS] [READERS]
+#        defaults: "16 64 128 256 512 1024" "1 16 64" 200 fence 0 0
 #
 # K = 0 is allowed (no Put, an empty commit): the server's cost of the same job without posted
 # data, to subtract. With rshm the component's counters are read from RSHM_GDS_STATS
@@ -24,7 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NS=${1:-"16 64 128 256 512 1024"}; KS=${2:-"1 16 64"}; BYTES=${3:-200}; FENCE=${4:-fence}
-PEERS=${5:-0}
+PEERS=${5:-0}; READERS=${6:-0}
 PERF=${PERF:-0}
 COLUMNS=(hash rshm)
 FAILED=0
@@ -49,7 +50,7 @@ run() { # column N K -> $OUT/<column>-<N>-<K>.{clients,cpu,err}, stats/, perf
     RSHM_GDS_STATS="$tag.stats" \
     "${perf[@]}" "$OUT/host_cpu" -w "$SHM/$col" -o "$tag.cpu" -- \
     tools/pmix-host/pmix-host --job "$OUT/job-$n.txt" --timeout $((120 + n)) \
-    --client-cmd "$OUT/commit_storm $k $BYTES $FENCE global $PEERS" >"$tag.clients" 2>"$tag.err" || {
+    --client-cmd "$OUT/commit_storm $k $BYTES $FENCE global $PEERS $READERS" >"$tag.clients" 2>"$tag.err" || {
     FAILED=1
     echo "commit-storm: $col N=$n K=$k failed: $(grep -v '^pmix-host: \(register\|direct\)' "$tag.err" | head -3)" >&2
   }
@@ -57,7 +58,7 @@ run() { # column N K -> $OUT/<column>-<N>-<K>.{clients,cpu,err}, stats/, perf
 }
 
 echo "commit-storm: N in {$NS}, K in {$KS}, $BYTES B byte objects, PMIX_GLOBAL, $FENCE," \
-  "each client reading every key of $PEERS peers;" \
+  "each client (or the first $READERS when not 0) reading every key of $PEERS peers;" \
   "host + N clients on $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for k in $KS; do
   for n in $NS; do
@@ -70,11 +71,12 @@ done
 printf '\r%40s\r' '' >&2
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else printf "%.0f\n", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-field() { awk -v k="$2" '$1 == "storm" {for (i=2;i<NF;i++) if ($i==k) print $(i+1)}' "$1" | median; }
+# the median of a client-side field over the clients that report it (-1: not measured)
+field() { awk -v k="$2" '$1 == "storm" {for (i=2;i<NF;i++) if ($i==k && $(i+1) >= 0) print $(i+1)}' "$1" | median; }
 val() { awk -v k="$2" '{for (i=1;i<NF;i++) if ($i==k) {print $(i+1); exit}}' "$1" 2>/dev/null; }
 mib() { awk -v b="$1" 'BEGIN {if (b == "" || b == "n/a") print "n/a"; else printf "%.2f MiB", b / 1048576}'; }
-printf '%5s %3s %-5s %5s %10s %8s %11s %11s %10s %10s %8s %10s %10s %9s %12s %11s %12s %6s %11s' N K gds ok \
-  "server ms" "(sys)" "µs/commit" "clients ms" "rshm st ms" "hash st ms" "wall s" "commit µs" "fence ms" "get ms" \
+printf '%5s %3s %-5s %5s %10s %8s %11s %11s %10s %10s %8s %10s %10s %9s %10s %12s %11s %12s %6s %11s' N K gds ok \
+  "server ms" "(sys)" "µs/commit" "clients ms" "rshm st ms" "hash st ms" "wall s" "commit µs" "fence ms" "get ms" "get cpu ms" \
   "generations" written committed "w/c" "peak store"
 [ "$PERF" = 1 ] && printf ' %9s' "in rshm"
 printf '\n'
@@ -107,7 +109,8 @@ for k in $KS; do
       peak=$(val "$tag.cpu" peak_dir_bytes)
       [ "$c" = hash ] && peak=n/a
       fence=$(field "$tag.clients" fence_us); get=$(field "$tag.clients" get_us)
-      printf '%5s %3s %-5s %5s %10s %8s %11s %11s %10s %10s %8s %10s %10s %9s %12s %11s %12s %6s %11s' \
+      getcpu=$(field "$tag.clients" get_cpu_us)
+      printf '%5s %3s %-5s %5s %10s %8s %11s %11s %10s %10s %8s %10s %10s %9s %10s %12s %11s %12s %6s %11s' \
         "$n" "$k" "$c" "$ok" "$cpu" "($sys)" \
         "$(awk -v c="$cpu" -v n="$n" 'BEGIN {printf "%.0f", c * 1000 / n}')" \
         "$(val "$tag.cpu" children_ms)" "$rst" "$hst" \
@@ -115,6 +118,7 @@ for k in $KS; do
         "$(field "$tag.clients" commit_us)" \
         "$(awk -v f="$fence" 'BEGIN {if (f == "-" || f < 0) print "-"; else printf "%.1f", f / 1000}')" \
         "$(awk -v g="$get" 'BEGIN {if (g == "-" || g < 0) print "-"; else printf "%.1f", g / 1000}')" \
+        "$(awk -v g="$getcpu" 'BEGIN {if (g == "-" || g < 0) print "-"; else printf "%.1f", g / 1000}')" \
         "$gens" "$(mib "$written")" "$(mib "$committed")" "$ratio" "$(mib "$peak")"
       if [ "$PERF" = 1 ]; then
         share=$(perf report -q -i "$tag.perf" --comm pmix-host --percentage relative --sort dso --stdio 2>/dev/null |
@@ -128,6 +132,6 @@ done
 echo "server ms: utime + stime of pmix-host alone (all its threads: registration, forks, the \
 clients' connections, commits, fence, finalize), (sys) its stime; µs/commit: server ms / N; clients ms: utime + stime of all N clients; \
 rshm st ms, hash st ms: the progress thread's CPU time in the component's store path and in \
-gds/hash's store calls it passes on (rshm column only); commit µs, fence ms, get ms: client-side medians; generations, written: the component's counters \
+gds/hash's store calls it passes on (rshm column only); commit µs, fence ms, get ms: client-side medians (get ms over the clients that read), get cpu ms: the same clients' median CPU time meanwhile (their libpmix progress thread's included); generations, written: the component's counters \
 (rshm only); committed: key + value bytes of all Puts; w/c: written / committed."
 exit $FAILED

@@ -1,12 +1,14 @@
 /* One client of the commit storm (component/bench/commit-storm.sh): PMIx_Init, K PMIx_Put of a
  * byte object (default 200 B) in one scope, one PMIx_Commit, optionally a PMIx_Fence over the
  * namespace, then PMIx_Get of every key of PEERS other ranks (the next ones, wrapping; each
- * value checked), PMIx_Finalize. Prints one line:
- *   storm <rank> init_us <t> put_us <t> commit_us <t> fence_us <t> get_us <t> finalize_us <t>
- * (fence_us -1 without a fence, get_us -1 without peers). Exit 1 when a call fails or a value
+ * value checked) in the ranks below READERS (all when 0), PMIx_Finalize. Prints one line:
+ *   storm <rank> init_us <t> put_us <t> commit_us <t> fence_us <t> get_us <t> get_cpu_us <t>
+ *         finalize_us <t>
+ * (fence_us -1 without a fence; get_us, and get_cpu_us the process's CPU time meanwhile, its
+ * libpmix progress thread's included, -1 without peers). Exit 1 when a call fails or a value
  * read is not the one its peer put.
  *
- *   commit_storm K [BYTES] [nofence|fence|collect] [global|local] [PEERS]
+ *   commit_storm K [BYTES] [nofence|fence|collect] [global|local] [PEERS] [READERS]
  *
  * fence: PMIx_Fence without PMIX_COLLECT_DATA (the default); collect: with it. PEERS (default
  * 0) is capped at the job's size less one. */
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static double now_us(void)
@@ -30,6 +33,14 @@ static unsigned char fill(pmix_rank_t rank, int i)
     return (unsigned char) (rank ^ (unsigned) i);
 }
 
+/* This process's CPU time (all its threads), in µs. */
+static double cpu_us(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 + u.ru_utime.tv_usec + u.ru_stime.tv_usec;
+}
+
 static int fail(const pmix_proc_t *me, const char *what, pmix_status_t rc)
 {
     fprintf(stderr, "commit_storm: rank %u: %s: %s\n", me->rank, what, PMIx_Error_string(rc));
@@ -40,7 +51,8 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr,
-                "usage: commit_storm K [BYTES] [nofence|fence|collect] [global|local] [PEERS]\n");
+                "usage: commit_storm K [BYTES] [nofence|fence|collect] [global|local] [PEERS] "
+                "[READERS]\n");
         return 2;
     }
     int k = atoi(argv[1]);
@@ -48,6 +60,7 @@ int main(int argc, char **argv)
     const char *fence = argc > 3 ? argv[3] : "fence";
     pmix_scope_t scope = argc > 4 && 0 == strcmp(argv[4], "local") ? PMIX_LOCAL : PMIX_GLOBAL;
     long peers = argc > 5 ? atol(argv[5]) : 0;
+    long readers = argc > 6 ? atol(argv[6]) : 0;
     pmix_proc_t me;
     pmix_status_t rc;
 
@@ -90,7 +103,10 @@ int main(int argc, char **argv)
         }
         t4 = now_us();
     }
-    double t5 = t4;
+    double t5 = t4, c4 = cpu_us(), c5 = c4;
+    if (0 < readers && me.rank >= (pmix_rank_t) readers) {
+        peers = 0;
+    }
     if (0 < peers) {
         pmix_proc_t job;
         pmix_value_t *sz = NULL;
@@ -125,14 +141,15 @@ int main(int argc, char **argv)
             }
         }
         t5 = now_us();
+        c5 = cpu_us();
     }
     if (PMIX_SUCCESS != (rc = PMIx_Finalize(NULL, 0))) {
         return fail(&me, "PMIx_Finalize", rc);
     }
     double t6 = now_us();
     printf("storm %u init_us %.0f put_us %.0f commit_us %.0f fence_us %.0f get_us %.0f "
-           "finalize_us %.0f\n",
+           "get_cpu_us %.0f finalize_us %.0f\n",
            me.rank, t1 - t0, t2 - t1, t3 - t2, t4 > t3 ? t4 - t3 : -1.0,
-           0 < peers ? t5 - t4 : -1.0, t6 - t5);
+           0 < peers ? t5 - t4 : -1.0, 0 < peers ? c5 - c4 : -1.0, t6 - t5);
     return 0;
 }
