@@ -114,6 +114,11 @@ int main(int argc, char **argv)
         if (PMIX_SUCCESS != (rc = PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &sz))) {
             return fail(&me, "PMIx_Get(PMIX_JOB_SIZE)", rc);
         }
+        if (PMIX_UINT32 != sz->type) {
+            fprintf(stderr, "commit_storm: rank %u: PMIX_JOB_SIZE is of type %s\n", me.rank,
+                    PMIx_Data_type_string(sz->type));
+            return 1;
+        }
         uint32_t size = sz->data.uint32;
         PMIX_VALUE_RELEASE(sz);
         if (peers > (long) size - 1) {
