@@ -15,7 +15,7 @@
 //! Columns and caveats: docs/performance.md, "Scale harness". Modules in src/scale/.
 //!
 //! `--commit-storm` runs the commit storm instead, in process through the server shim (no
-//! pmix-host, no clients): src/scale/storm.rs, docs/performance.md "Commit storm".
+//! pmix-host, no clients): src/scale/storm.rs, docs/commit-storm.md.
 //! `--sets` times process-set queries and group Gets, libpmix against the preloaded store:
 //! src/scale/sets.rs, docs/performance.md "Process sets and groups".
 
