@@ -41,6 +41,12 @@ static double cpu_us(void)
     return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 + u.ru_utime.tv_usec + u.ru_stime.tv_usec;
 }
 
+/* Key `i` of every rank. */
+static void key_of(char key[PMIX_MAX_KEYLEN + 1], int i)
+{
+    snprintf(key, PMIX_MAX_KEYLEN + 1, "storm.key.%d", i);
+}
+
 static int fail(const pmix_proc_t *me, const char *what, pmix_status_t rc)
 {
     fprintf(stderr, "commit_storm: rank %u: %s: %s\n", me->rank, what, PMIx_Error_string(rc));
@@ -74,7 +80,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < k; i++) {
         char key[PMIX_MAX_KEYLEN + 1];
         pmix_value_t v;
-        snprintf(key, sizeof(key), "storm.key.%d", i);
+        key_of(key, i);
         memset(buf, fill(me.rank, i), bytes);
         /* PMIx_Put copies the value: the buffer is ours to reuse */
         v.type = PMIX_BYTE_OBJECT;
@@ -130,13 +136,14 @@ int main(int argc, char **argv)
             for (int i = 0; i < k; i++) {
                 char key[PMIX_MAX_KEYLEN + 1];
                 pmix_value_t *v = NULL;
-                snprintf(key, sizeof(key), "storm.key.%d", i);
+                key_of(key, i);
                 if (PMIX_SUCCESS != (rc = PMIx_Get(&peer, key, NULL, 0, &v))) {
                     return fail(&me, "PMIx_Get", rc);
                 }
+                const unsigned char *b = (const unsigned char *) v->data.bo.bytes;
+                unsigned char want = fill(peer.rank, i);
                 bool same = PMIX_BYTE_OBJECT == v->type && bytes == v->data.bo.size
-                            && (0 == bytes || fill(peer.rank, i) == (unsigned char) v->data.bo.bytes[0])
-                            && (0 == bytes || fill(peer.rank, i) == (unsigned char) v->data.bo.bytes[bytes - 1]);
+                            && (0 == bytes || (want == b[0] && want == b[bytes - 1]));
                 PMIX_VALUE_RELEASE(v);
                 if (!same) {
                     fprintf(stderr, "commit_storm: rank %u: %s of rank %u is not what it put\n",

@@ -1,7 +1,7 @@
 //! The ranks that have a table of their own in a namespace's posted data, each with the size
-//! of its values, and their sum: one sorted array. Ranks mostly commit in order, so a new one is appended,
-//! and a commit writes one slot where an ordered map would write a node (and, in a server
-//! that forks its clients while they commit, copy its page).
+//! of its values, and their sum: one sorted array. Ranks mostly commit in order, so a new one
+//! is appended, and a commit writes one slot where an ordered map would write a node (and, in
+//! a server that forks its clients while they commit, copy its page).
 
 #![forbid(unsafe_code)]
 
