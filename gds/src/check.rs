@@ -7,17 +7,16 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::layout::{Kind, Realm};
-use crate::raw::RoMap;
+use crate::raw::SharedMap;
 use crate::root::RootView;
-use crate::segment::check_header;
+use crate::segment::check_segment;
 use crate::table::TableView;
 
 /// Check a table segment's bytes and read every value in it, plus `probes` lookups.
 /// Returns the number of values read.
 pub fn table_bytes(bytes: &[u8], probes: &[(Realm, &str)]) -> Result<usize> {
-    let map = Arc::new(RoMap::copy_of(bytes)?);
-    check_header(&map, Kind::Table)?;
-    let t = TableView::new(map)?;
+    let (map, _) = check_segment(&SharedMap::copy_of(bytes)?, 0, bytes.len(), Kind::Table)?;
+    let t = TableView::new(Arc::new(map))?;
     let mut n = 0;
     for (_, key, v) in t.entries() {
         std::hint::black_box((key, v.to_value()));
@@ -34,9 +33,8 @@ pub fn table_bytes(bytes: &[u8], probes: &[(Realm, &str)]) -> Result<usize> {
 
 /// Check a root segment's bytes, list every reference and look up `names`.
 pub fn root_bytes(bytes: &[u8], names: &[&str]) -> Result<usize> {
-    let map = Arc::new(RoMap::copy_of(bytes)?);
-    check_header(&map, Kind::Root)?;
-    let root = RootView::new(map)?;
+    let (map, _) = check_segment(&SharedMap::copy_of(bytes)?, 0, bytes.len(), Kind::Root)?;
+    let root = RootView::new(Arc::new(map))?;
     let listed = (0..root.len()).filter_map(|i| root.get(i)).count();
     let found = names.iter().filter_map(|n| root.find(n, 0)).count();
     Ok(listed + found)

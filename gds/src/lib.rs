@@ -4,6 +4,15 @@
 //! of readers in other processes map them read-only and look values up without locks or syscalls.
 //! The format is `docs/format.md`; the publication protocol is `docs/protocol.md`.
 //!
+//! # Trust
+//!
+//! A reader trusts the store's owner (the writer's user, checked on every file it opens) as it
+//! trusts the server: published bytes are immutable by the writer's promise, and readers hand
+//! them out as shared slices and validate each table once, not on every read. A process running
+//! as the owner that changes published bytes in place (not through a [`Writer`]) can make
+//! readers answer values that were never written, or fault (SIGBUS on a truncated file). Safe
+//! code of a process that only reads cannot cause either. [`Reader::attach`] says the same.
+//!
 //! Module map:
 //! - [`value`]: the PMIx value model, archived with rkyv and read in place.
 //! - [`layout`]: `#[repr(C)]` mirrors of the format's records, with const asserts.
@@ -53,6 +62,8 @@ mod dir;
 #[cfg(not(gds_loom))]
 mod pack;
 #[cfg(not(gds_loom))]
+mod pins;
+#[cfg(not(gds_loom))]
 mod prefault;
 // The one module allowed `unsafe`; every other module is covered by the crate-level deny.
 #[allow(unsafe_code)]
@@ -76,7 +87,7 @@ pub use value::{ArchivedValue, DataArray, Info, Value};
 
 /// The client's snapshot pointer (C1/C2), public only for loom-tests' models.
 #[cfg(gds_loom)]
-pub use raw::SnapshotCell;
+pub use raw::{CellGuard, CellHandle, SnapshotCell};
 
 /// A cache hint for walks the hardware prefetcher cannot follow (the C registration reader's).
 pub use raw::prefetch;

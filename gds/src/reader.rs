@@ -19,11 +19,11 @@ use crate::bytes::same_bytes;
 use crate::dir::StoreDir;
 use crate::error::{Error, Result};
 use crate::layout::{place_in_pack, Kind, Realm, POSTED_WITHDRAWN_OFF, ROOT_AT_OFF};
+use crate::pins;
 use crate::protocol;
-use crate::raw::{PackMap, SharedWords, SnapshotCell, WeakPack};
+use crate::raw::{CellGuard, SharedMap, SnapshotCell, WeakMap};
 use crate::root::RootView;
 use crate::segment::{self, table_name, ANCHOR_NAME};
-use crate::sync::epoch;
 use crate::table::TableView;
 use crate::valueref::ValueRef;
 
@@ -51,7 +51,7 @@ const STALE_RETRIES: usize = 64;
 /// # }
 /// ```
 pub struct Pin<'r> {
-    guard: epoch::Guard,
+    guard: CellGuard,
     _reader: PhantomData<&'r Reader>,
 }
 
@@ -91,8 +91,10 @@ pub struct ReaderStats {
 /// A read-only view of a store.
 pub struct Reader {
     packs: Packs,
-    anchor: SharedWords,
+    anchor: SharedMap,
     current: SnapshotCell<Snapshot>,
+    /// This reader's identity in the threads' registrations with `current` (`crate::pins`).
+    owner: pins::Owner,
     refresh_lock: Mutex<()>,
     /// False under `RSHM_READER_RETIRE=off` ([`ENV_READER_RETIRE`]).
     retire: bool,
@@ -114,14 +116,14 @@ impl From<Error> for Miss {
 /// every snapshot and table that uses it, and unmapped with the last of them.
 struct Packs {
     dir: StoreDir,
-    mapped: Mutex<HashMap<u32, WeakPack>>,
+    mapped: Mutex<HashMap<u32, WeakMap>>,
 }
 
 impl Packs {
     /// Pack `seq`, mapped (R2, R3 on the pack's header) unless this process maps it already.
-    fn get(&self, seq: u32) -> std::result::Result<PackMap, Miss> {
+    fn get(&self, seq: u32) -> std::result::Result<SharedMap, Miss> {
         let mut mapped = self.mapped.lock();
-        if let Some(p) = mapped.get(&seq).and_then(WeakPack::upgrade) {
+        if let Some(p) = mapped.get(&seq).and_then(WeakMap::upgrade) {
             return Ok(p);
         }
         let pack = match segment::open_pack(&self.dir, seq) {
@@ -253,6 +255,12 @@ impl Snapshot {
 
 impl Reader {
     /// Attach to the store at `path` (a store directory).
+    ///
+    /// The store's files must belong to the store's owner (checked on every open), and a
+    /// reader trusts that user as it trusts the server: the bytes a writer published are read
+    /// in place, validated once, on the writer's promise never to change them. A process of
+    /// that user that rewrites or truncates a published file under the reader can make it
+    /// answer values never written, or fault (crate docs, "Trust").
     pub fn attach(path: &Path) -> Result<Reader> {
         let dir = StoreDir::open(path)?;
         let anchor = segment::open_anchor(&dir)?;
@@ -263,6 +271,7 @@ impl Reader {
             },
             anchor,
             current: SnapshotCell::new(Snapshot::empty()),
+            owner: pins::Owner::default(),
             refresh_lock: Mutex::new(()),
             retire: std::env::var_os(ENV_READER_RETIRE).is_none_or(|v| v != "off"),
         };
@@ -286,7 +295,7 @@ impl Reader {
     #[inline]
     pub fn pin(&self) -> Pin<'_> {
         Pin {
-            guard: epoch::pin(),
+            guard: pins::pin(&self.owner, &self.current),
             _reader: PhantomData,
         }
     }

@@ -17,7 +17,7 @@ use crate::layout::{
 };
 use crate::prefault::Prefault;
 use crate::protocol;
-use crate::raw::{PackMap, RoMap, RwMap, SharedWords};
+use crate::raw::{RoMap, RwMap, SharedMap};
 
 /// Append a common header (state BUILDING) to an empty encoder.
 pub fn encode_header(enc: &mut Encoder, kind: Kind, generation: u64, total_len: u64) {
@@ -52,18 +52,31 @@ pub fn header_bytes(kind: Kind, generation: u64, total_len: u64) -> [u8; HEADER_
     h
 }
 
-/// Check the common header of `map` (a whole published file) against format.md section 3,
-/// its state word last (R3).
-pub fn check_header(map: &RoMap, kind: Kind) -> Result<Header> {
-    let header = check_fields(map.bytes(), map.bytes().len() as u64, kind)?;
-    check_ready(map.atomic_u32(STATE_OFF))?;
-    Ok(header)
+/// Check the header of the segment of `len` bytes at `off` of `map` against format.md
+/// section 3, on a copy read word by word, its state word last (R3); then, and only then, the
+/// range becomes a view of its bytes.
+pub fn check_segment(
+    map: &SharedMap,
+    off: usize,
+    len: usize,
+    kind: Kind,
+) -> Result<(RoMap, Header)> {
+    let copy = map
+        .copy_at(off, HEADER_LEN.min(len) & !3)
+        .ok_or(Error::Corrupt("segment header"))?;
+    let header = check_fields(&copy, len as u64, kind)?;
+    check_ready(map.atomic_u32(off + STATE_OFF))?;
+    let view = map.segment(off, len).ok_or(Error::Truncated {
+        expected: (off + len) as u64,
+        actual: map.len() as u64,
+    })?;
+    Ok((view, header))
 }
 
-/// Check every header field but the state of `bytes` (at least the header) of a file of
-/// `actual` bytes. The fields are written once, before the file is reachable, so reading them
-/// with plain loads before R3's Acquire reads no byte that is still being written: a value
-/// read too early at worst fails a check, and R3 is what makes the rest visible.
+/// Check every header field but the state of `bytes` (a copy of the header, read with atomic
+/// loads) of a segment of `actual` bytes. For a segment reached through a published root the
+/// fields are final; for one reached any other way they may be read before its writer wrote
+/// them, and then at worst fail a check: R3's fence is what makes the rest visible.
 fn check_fields(bytes: &[u8], actual: u64, kind: Kind) -> Result<Header> {
     if bytes.len() < HEADER_LEN {
         return Err(Error::Truncated {
@@ -282,25 +295,28 @@ fn check_ready(state: Option<&crate::sync::AtomicU32>) -> Result<()> {
 /// Open and map segment file `name`, checking its header. Protocol R2/R3.
 pub fn open(dir: &StoreDir, name: &str, kind: Kind) -> Result<(Arc<RoMap>, Header)> {
     let (fd, size) = open_sized(dir, name)?;
-    let map = RoMap::map(&fd, size)?;
-    let header = check_header(&map, kind)?;
-    Ok((Arc::new(map), header))
+    let len = usize::try_from(size).map_err(|_| Error::Corrupt("segment larger than memory"))?;
+    let (view, header) = check_segment(&SharedMap::map(&fd, size)?, 0, len, kind)?;
+    Ok((Arc::new(view), header))
 }
 
 /// Open and map the anchor, whose `root_gen` the writer keeps storing to: its header is
 /// checked on a copy read word by word, and its state word last (R3).
-pub fn open_anchor(dir: &StoreDir) -> Result<SharedWords> {
+pub fn open_anchor(dir: &StoreDir) -> Result<SharedMap> {
     let (fd, size) = open_sized(dir, ANCHOR_NAME)?;
-    let map = SharedWords::map(&fd, size)?;
-    check_fields(&map.copy_prefix(HEADER_LEN), size, Kind::Anchor)?;
+    let map = SharedMap::map(&fd, size)?;
+    let header = map
+        .copy_at(0, HEADER_LEN)
+        .ok_or(Error::Corrupt("anchor header"))?;
+    check_fields(&header, size, Kind::Anchor)?;
     check_ready(map.atomic_u32(STATE_OFF))?;
     Ok(map)
 }
 
 /// Open and map pack `seq` (R2), checking its header (R3).
-pub fn open_pack(dir: &StoreDir, seq: u32) -> Result<PackMap> {
+pub fn open_pack(dir: &StoreDir, seq: u32) -> Result<SharedMap> {
     let (fd, size) = open_sized(dir, &pack_name(seq))?;
-    let map = PackMap::map(&fd, size)?;
+    let map = SharedMap::map(&fd, size)?;
     let header = map
         .copy_at(0, HEADER_LEN)
         .ok_or(Error::Corrupt("pack header"))?;
@@ -311,7 +327,7 @@ pub fn open_pack(dir: &StoreDir, seq: u32) -> Result<PackMap> {
 
 /// The embedded segment at `off` of `pack`, of `kind`, checked as a file is (R3): its header
 /// is read as a copy first, for its length, then the range it claims becomes the segment.
-pub fn open_embedded(pack: &PackMap, off: u64, kind: Kind) -> Result<(Arc<RoMap>, Header)> {
+pub fn open_embedded(pack: &SharedMap, off: u64, kind: Kind) -> Result<(Arc<RoMap>, Header)> {
     let off = usize::try_from(off).map_err(|_| Error::Corrupt("place out of the pack"))?;
     let header = pack
         .copy_at(off, HEADER_LEN)
@@ -323,12 +339,14 @@ pub fn open_embedded(pack: &PackMap, off: u64, kind: Kind) -> Result<(Arc<RoMap>
         .and_then(|l| usize::try_from(l).ok())
         .filter(|&l| l >= HEADER_LEN)
         .ok_or(Error::Corrupt("embedded segment length"))?;
-    let map = pack.segment(off, len).ok_or(Error::Truncated {
-        expected: (off + len) as u64,
-        actual: pack.len() as u64,
-    })?;
-    let header = check_header(&map, kind)?;
-    Ok((Arc::new(map), header))
+    if off.checked_add(len).is_none_or(|end| end > pack.len()) {
+        return Err(Error::Truncated {
+            expected: off as u64 + len as u64,
+            actual: pack.len() as u64,
+        });
+    }
+    let (view, header) = check_segment(pack, off, len, kind)?;
+    Ok((Arc::new(view), header))
 }
 
 /// File name of pack `seq`.
@@ -373,7 +391,7 @@ mod tests {
         .unwrap();
         let (fd, size) = dir.open_file("rshm-tbl-big").unwrap();
         assert_eq!(size, len as u64);
-        let map = RoMap::map(&fd, size).unwrap();
+        let map = RoMap::published_file(&fd, size).unwrap();
         let bytes = map.bytes();
         // The header's state word was set ready after the writes: skip that word.
         let bad = (0..len)

@@ -20,10 +20,10 @@ compile_error!(
 );
 
 #[cfg(gds_loom)]
-pub use loom::sync::atomic::{AtomicU32, AtomicU64};
+pub use loom::sync::atomic::{fence, AtomicU32, AtomicU64};
 
 #[cfg(not(gds_loom))]
-pub use core::sync::atomic::{AtomicU32, AtomicU64};
+pub use core::sync::atomic::{fence, AtomicU32, AtomicU64};
 
 pub use core::sync::atomic::Ordering;
 

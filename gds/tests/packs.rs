@@ -192,3 +192,45 @@ fn only_posted_tables_go_into_the_pack() {
         .collect();
     assert_eq!(parts, ["00000000", "00000001", "00000004", "00000008"]);
 }
+
+/// Retirement is per store: a thread pinned on another store for as long as this one moves
+/// through three packs does not keep this store's old pack mapped.
+#[test]
+fn a_pin_held_on_another_store_does_not_keep_old_packs_mapped() {
+    let base = common::base_dir();
+    let mut other = Writer::create(common::opts(base.path())).unwrap();
+    commit_rank(&mut other, 0, 1, 100);
+    let other_reader = Reader::attach(other.path()).unwrap();
+    let (pinned_tx, pinned) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let pin = other_reader.pin();
+        assert_eq!(card(&other_reader, 0), Some(vec![1; 100]));
+        pinned_tx.send(()).unwrap();
+        let _ = release_rx.recv();
+        drop(pin);
+    });
+    pinned.recv().unwrap();
+
+    let mut w = Writer::create(common::opts(base.path())).unwrap();
+    let r = Reader::attach(w.path()).unwrap();
+    commit_rank(&mut w, 0, 0xa0, 1000);
+    assert_eq!(card(&r, 0), Some(vec![0xa0; 1000]));
+    let mut round = 0u8;
+    while packs(&w).first().map(String::as_str) < Some("rshm-pack-00000002") {
+        round = round.wrapping_add(1);
+        for rank in 1..4 {
+            commit_rank(&mut w, rank, round, 40 << 10);
+            assert_eq!(card(&r, rank), Some(vec![round; 40 << 10]));
+        }
+        assert!(round < 200, "no new pack after {round} rounds");
+    }
+    for _ in 0..8 {
+        commit_rank(&mut w, 1, 1, 100);
+        assert_eq!(card(&r, 0), Some(vec![0xa0; 1000]));
+    }
+    let still = read_mappings(&w, "rshm-pack-00000001 (deleted)");
+    release.send(()).unwrap();
+    holder.join().unwrap();
+    assert_eq!(still, 0, "another store's pin kept the first pack mapped");
+}

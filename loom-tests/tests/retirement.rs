@@ -19,9 +19,8 @@ use std::sync::atomic::{
     AtomicBool as PlainBool, AtomicU64 as PlainU64, AtomicUsize as PlainCount,
 };
 
-use gds::sync::epoch::{Collector, Guard};
 use gds::sync::Ordering;
-use gds::SnapshotCell;
+use gds::{CellGuard, SnapshotCell};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -124,7 +123,7 @@ struct Seen {
     old_read_then_reclaimed: PlainCount,
 }
 
-fn load<'g>(cell: &'g SnapshotCell<Snapshot>, steps: Steps, guard: &'g Guard) -> &'g Snapshot {
+fn load<'g>(cell: &'g SnapshotCell<Snapshot>, steps: Steps, guard: &'g CellGuard) -> &'g Snapshot {
     if steps.load == REAL.load {
         cell.load(guard)
     } else {
@@ -133,7 +132,7 @@ fn load<'g>(cell: &'g SnapshotCell<Snapshot>, steps: Steps, guard: &'g Guard) ->
     }
 }
 
-fn replace(cell: &SnapshotCell<Snapshot>, steps: Steps, snap: Snapshot, guard: &Guard) {
+fn replace(cell: &SnapshotCell<Snapshot>, steps: Steps, snap: Snapshot, guard: &CellGuard) {
     if steps.swap == REAL.swap {
         cell.replace(snap, guard);
     } else {
@@ -155,7 +154,6 @@ fn retirement_model(steps: Steps) -> std::sync::Arc<Seen> {
     loom::model(move || {
         let seen = seen_in_model.clone();
         let reader_saw = std::sync::Arc::new(PlainU64::new(0));
-        let collector = Collector::new();
         let old = Arc::new(Mapping::new());
         old.build(10);
         let new = Arc::new(Mapping::new());
@@ -165,10 +163,10 @@ fn retirement_model(steps: Steps) -> std::sync::Arc<Seen> {
         }));
 
         let reader = {
-            let (cell, collector) = (cell.clone(), collector.clone());
+            let cell = cell.clone();
             let (seen, reader_saw) = (seen.clone(), reader_saw.clone());
             thread::spawn(move || {
-                let handle = collector.register();
+                let handle = cell.register();
                 let guard = handle.pin();
                 let snap = load(&cell, steps, &guard); // C2
                 let v = snap.table.0.read();
@@ -185,7 +183,7 @@ fn retirement_model(steps: Steps) -> std::sync::Arc<Seen> {
             })
         };
 
-        let handle = collector.register();
+        let handle = cell.register();
         {
             let guard = handle.pin();
             new.build(20);
@@ -208,7 +206,6 @@ fn retirement_model(steps: Steps) -> std::sync::Arc<Seen> {
         }
         drop(handle);
         drop(cell);
-        drop(collector);
         assert!(
             old.released.load(Ordering::Relaxed),
             "the retired snapshot was never destroyed"
@@ -281,7 +278,6 @@ fn shared_reader_model(drop_unmaps: bool) -> std::sync::Arc<Drops> {
     let drops_in_model = drops.clone();
     loom::model(move || {
         let drops = drops_in_model.clone();
-        let collector = Collector::new();
         let old = Arc::new(Mapping::new());
         old.build(10);
         let new = Arc::new(Mapping::new());
@@ -289,7 +285,7 @@ fn shared_reader_model(drop_unmaps: bool) -> std::sync::Arc<Drops> {
             gen: 1,
             table: Table(old.clone()),
         }));
-        let handle = collector.register();
+        let handle = cell.register();
         new.build(20);
         cell.replace(
             Snapshot {
@@ -300,10 +296,10 @@ fn shared_reader_model(drop_unmaps: bool) -> std::sync::Arc<Drops> {
         ); // C1
 
         let reader = {
-            let (cell, collector) = (cell.clone(), collector.clone());
+            let cell = cell.clone();
             let drops = drops.clone();
             thread::spawn(move || {
-                let handle = collector.register();
+                let handle = cell.register();
                 let guard = handle.pin();
                 let snap = cell.load(&guard); // C2
                 let v = snap.table.0.read();
@@ -326,7 +322,6 @@ fn shared_reader_model(drop_unmaps: bool) -> std::sync::Arc<Drops> {
         }
         reader.join().unwrap();
         drop(handle);
-        drop(collector);
         assert!(
             old.released.load(Ordering::Relaxed) && new.released.load(Ordering::Relaxed),
             "a snapshot was never destroyed"

@@ -2,12 +2,17 @@
 //! per numbered step of docs/protocol.md. Nothing else in the crate orders memory between the
 //! writer and readers, so this is what loom-tests model-checks.
 //!
+//! Readers map the shared words read-only, where Rust defines only `Relaxed` atomic loads: each
+//! reader step is a Relaxed load followed by `fence(Acquire)`, which synchronizes with the
+//! writer's Release store exactly as an Acquire load would (and compiles to the same code on
+//! x86-64).
+//!
 //! The writer never loads a word it publishes (it keeps private copies of its counters), which
 //! also keeps loom from silently skipping interleavings (tokio-rs/loom#392).
 
 #![forbid(unsafe_code)]
 
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{fence, AtomicU32, AtomicU64, Ordering};
 
 /// The header `state` value of a finished segment (format.md section 3).
 pub const STATE_READY: u32 = 0x5944_4552;
@@ -16,20 +21,22 @@ pub const STATE_BUILDING: u32 = 0;
 
 /// P2 (writer): every byte of the segment has been written; make the segment ready.
 ///
-/// Release: a reader that observes `STATE_READY` with Acquire (R3) also observes every byte
+/// Release: a reader that observes `STATE_READY` and then fences with Acquire (R3) also observes every byte
 /// written before this store.
 pub fn mark_ready(state: &AtomicU32) {
     state.store(STATE_READY, Ordering::Release);
 }
 
-/// R3 (reader): is the segment complete? Pairs with P2.
+/// R3 (reader): is the segment complete? Pairs with P2 (Relaxed load, then Acquire fence).
 pub fn is_ready(state: &AtomicU32) -> bool {
-    state.load(Ordering::Acquire) == STATE_READY
+    let ready = state.load(Ordering::Relaxed) == STATE_READY;
+    fence(Ordering::Acquire);
+    ready
 }
 
 /// P4 (writer): make root generation `gen` the store's current one.
 ///
-/// Release: a reader that loads `gen` with Acquire (R1) observes the root file and every table
+/// Release: a reader that loads `gen` and then fences with Acquire (R1) observes the root file and every table
 /// it names complete (P2 of those files happened before this store in the writer's order).
 pub fn publish_root(root_gen: &AtomicU64, gen: u64) {
     root_gen.store(gen, Ordering::Release);
@@ -46,11 +53,16 @@ pub fn withdraw_posted(posted_withdrawn: &AtomicU64) {
 /// R5 (reader): whether the store's posted data was withdrawn (P6). Pairs with P6.
 #[inline]
 pub fn posted_withdrawn(posted_withdrawn: &AtomicU64) -> bool {
-    posted_withdrawn.load(Ordering::Acquire) != 0
+    let withdrawn = posted_withdrawn.load(Ordering::Relaxed) != 0;
+    fence(Ordering::Acquire);
+    withdrawn
 }
 
-/// R1 (reader): the current root generation (0: nothing published yet). Pairs with P4.
+/// R1 (reader): the current root generation (0: nothing published yet). Pairs with P4
+/// (Relaxed load, then Acquire fence).
 #[inline]
 pub fn current_root(root_gen: &AtomicU64) -> u64 {
-    root_gen.load(Ordering::Acquire)
+    let at = root_gen.load(Ordering::Relaxed);
+    fence(Ordering::Acquire);
+    at
 }

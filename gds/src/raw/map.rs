@@ -1,40 +1,35 @@
 //! Mappings of segment files, atomics in mapped bytes, and unchecked reads of validated values.
 //!
 //! The rule every mapping here relies on (memmap2's caveat): a mapped file modified or truncated
-//! by another process changes memory under Rust references. rshm's writer never writes, resizes
-//! or truncates a file after it is published (format.md section 1) and files are private to the
-//! store's owner (mode 0600/0640), so the mapped bytes of a published segment are immutable for
-//! as long as a reader holds them. The one mutable shared word, the anchor's `root_at`, and the
-//! header `state` words are only ever accessed as atomics. A pack (format.md section 10) is the
-//! one file written after it is first published: the writer appends segments past its last
-//! published one. So a pack is a [`PackMap`], never seen whole as bytes: only the range of one
-//! published embedded segment becomes a [`RoMap`], and that range never changes again.
+//! by another process changes memory under Rust references. So a file that its writer may still
+//! store into is mapped raw ([`SharedMap`]: memmap2's `MmapRaw`, which never hands out a
+//! reference to its interior): its words are read only as atomics, or copied word by word with
+//! atomic loads. A shared slice (`&[u8]`, a [`RoMap`]) is only ever formed over the range of one
+//! published segment, which its writer wrote whole before publishing it and never writes,
+//! resizes or truncates again (format.md section 1, docs/protocol.md P2/P4/R3).
+//!
+//! That immutability is the writer's promise, and the store's files belong to the writer's user
+//! (mode 0600/0640, checked on every open): a process running as that user can still change
+//! published bytes, and a reader then reads values that were never written as such, or faults.
+//! Readers trust the store's owner exactly as far as they trust the server itself.
+//!
+//! Atomic accesses to a read-only mapping are `Relaxed` loads only (the one kind Rust defines
+//! on read-only memory, for words this small); the protocol orders them with fences
+//! (`crate::protocol`).
 
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 
-use memmap2::{Mmap, MmapMut, MmapOptions};
+use memmap2::{MmapMut, MmapOptions, MmapRaw};
 
 use crate::error::{Error, Result};
 use crate::layout::{Entry, ENTRY_RAW_BYTES, VALUE_ALIGN};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::value::ArchivedValue;
 
-/// A read-only view of one published segment: a whole segment file, or an embedded segment's
-/// range of a pack's mapping (shared by every view of that pack in the process).
-///
-/// Its bytes are handed out as `&[u8]`, which is sound only because a published segment never
-/// changes (module docs). The files whose words keep changing, the anchor and the packs, are a
-/// [`SharedWords`] and a [`PackMap`] instead.
-pub struct RoMap {
-    map: Arc<Mmap>,
-    off: usize,
-    len: usize,
-}
-
-/// Map `len` bytes of `fd` read-only and shared (a zero-length file is refused).
-fn map_ro(fd: impl AsFd, len: u64) -> Result<Mmap> {
+/// Map `len` bytes of `fd` read-only and shared, raw (a zero-length file is refused).
+fn map_raw(fd: impl AsFd, len: u64) -> Result<MmapRaw> {
     let len = usize::try_from(len).map_err(|_| Error::Corrupt("segment larger than memory"))?;
     if len == 0 {
         return Err(Error::Truncated {
@@ -42,71 +37,26 @@ fn map_ro(fd: impl AsFd, len: u64) -> Result<Mmap> {
             actual: 0,
         });
     }
-    // SAFETY: the file is an rshm segment of at least `len` bytes (the caller checked its size);
-    // PROT_READ means nothing in this process can write through the mapping. What may be read
-    // through it, and how, is the business of the two types that own such a mapping: `RoMap`
-    // (immutable published bytes) and `SharedWords` (atomics only).
-    unsafe { MmapOptions::new().len(len).map(&fd.as_fd()) }
+    MmapOptions::new()
+        .len(len)
+        .map_raw_read_only(fd.as_fd().as_raw_fd())
         .map_err(|e| Error::io("mmap segment", e))
 }
 
-impl RoMap {
-    /// Map `len` bytes of `fd` with PROT_READ, MAP_SHARED.
-    pub fn map(fd: impl AsFd, len: u64) -> Result<RoMap> {
-        let map = map_ro(fd, len)?;
-        let len = map.len();
-        Ok(RoMap {
-            map: Arc::new(map),
-            off: 0,
-            len,
-        })
-    }
+/// A read-only, shared mapping of a file that other processes may still store into (the
+/// anchor, a pack, a segment file not yet checked ready): never seen as bytes. Its words are
+/// loaded as atomics or copied word by word ([`SharedMap::copy_at`]), and a published segment
+/// in it becomes a [`RoMap`] of exactly that segment's range ([`SharedMap::segment`]).
+#[derive(Clone)]
+pub struct SharedMap(Arc<MmapRaw>);
 
-    /// A private, read-only copy of `bytes` in an anonymous mapping: lets untrusted segment
-    /// bytes (a file under inspection, fuzz input) go through exactly the reader's checks.
-    /// The copy is page-aligned like a file mapping, so alignment checks behave the same.
-    pub fn copy_of(bytes: &[u8]) -> Result<RoMap> {
-        let mut anon = MmapMut::map_anon(bytes.len().max(1))
-            .map_err(|e| Error::io("map anonymous memory", e))?;
-        anon[..bytes.len()].copy_from_slice(bytes);
-        let map = anon
-            .make_read_only()
-            .map_err(|e| Error::io("mprotect copy", e))?;
-        if bytes.is_empty() {
-            return Err(Error::Truncated {
-                expected: 1,
-                actual: 0,
-            });
-        }
-        let len = bytes.len();
-        Ok(RoMap {
-            map: Arc::new(map),
-            off: 0,
-            len,
-        })
-    }
+/// A [`SharedMap`] while something else keeps it (a snapshot's root, a table).
+pub struct WeakMap(Weak<MmapRaw>);
 
-    /// The segment's bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.map[self.off..self.off + self.len]
-    }
-
-    /// The atomic u32 at `off` of the segment, or `None` if out of bounds or misaligned. Only
-    /// loaded: the mapping is PROT_READ.
-    pub fn atomic_u32(&self, off: usize) -> Option<&AtomicU32> {
-        // SAFETY: `off..off + len` lies inside the mapping (checked where the view was made),
-        // which lives as long as `&self`.
-        unsafe { word::<AtomicU32>(self.map.as_ptr().add(self.off), self.len, off) }
-    }
-}
-
-/// A pack's mapping while something else keeps it (a snapshot's root, a table).
-pub struct WeakPack(Weak<Mmap>);
-
-impl WeakPack {
+impl WeakMap {
     /// The mapping, if something still keeps it.
-    pub fn upgrade(&self) -> Option<PackMap> {
-        self.0.upgrade().map(PackMap)
+    pub fn upgrade(&self) -> Option<SharedMap> {
+        self.0.upgrade().map(SharedMap)
     }
 
     /// Whether something still keeps the mapping.
@@ -115,16 +65,10 @@ impl WeakPack {
     }
 }
 
-/// A read-only, shared mapping of a pack (format.md section 10): the writer keeps appending
-/// segments to it and storing their `state` words, so it is never seen as bytes; its words
-/// are read as atomics, and a published embedded segment is handed out as a [`RoMap`] of its
-/// range ([`PackMap::segment`]).
-pub struct PackMap(Arc<Mmap>);
-
-impl PackMap {
+impl SharedMap {
     /// Map `len` bytes of `fd` with PROT_READ, MAP_SHARED.
-    pub fn map(fd: impl AsFd, len: u64) -> Result<PackMap> {
-        map_ro(fd, len).map(|m| PackMap(Arc::new(m)))
+    pub fn map(fd: impl AsFd, len: u64) -> Result<SharedMap> {
+        map_raw(fd, len).map(|m| SharedMap(Arc::new(m)))
     }
 
     /// The mapping's length.
@@ -133,13 +77,12 @@ impl PackMap {
     }
 
     /// A handle that does not keep the mapping: the process's index of the packs it maps.
-    pub fn downgrade(&self) -> WeakPack {
-        WeakPack(Arc::downgrade(&self.0))
+    pub fn downgrade(&self) -> WeakMap {
+        WeakMap(Arc::downgrade(&self.0))
     }
 
     /// A copy of `n` bytes at `off` (`off` and `n` multiples of 4, inside the mapping), read
-    /// as Relaxed atomic u32 loads: the header of an embedded segment, read before its range
-    /// is trusted.
+    /// as Relaxed atomic u32 loads: a header, read before its segment's range is trusted.
     pub fn copy_at(&self, off: usize, n: usize) -> Option<Vec<u8>> {
         if !off.is_multiple_of(4) || !n.is_multiple_of(4) || off.checked_add(n)? > self.len() {
             return None;
@@ -151,18 +94,45 @@ impl PackMap {
         Some(out)
     }
 
-    /// The atomic u32 at `off`, or `None` if out of bounds or misaligned. Only loaded.
+    /// The atomic u32 at `off`, or `None` if out of bounds or misaligned. Loaded Relaxed only:
+    /// the mapping is PROT_READ.
     pub fn atomic_u32(&self, off: usize) -> Option<&AtomicU32> {
-        // SAFETY: `as_ptr` and `len` describe this mapping, which lives as long as `&self`.
+        // SAFETY: `as_ptr` and `len` describe this mapping (MmapRaw forms no reference to it),
+        // which lives as long as `&self`.
         unsafe { word::<AtomicU32>(self.0.as_ptr(), self.0.len(), off) }
     }
 
-    /// The `len` bytes at `off` as the view of one embedded segment, `None` out of bounds.
+    /// The atomic u64 at `off`, or `None` if out of bounds or misaligned. Loaded Relaxed only.
+    pub fn atomic_u64(&self, off: usize) -> Option<&AtomicU64> {
+        // SAFETY: as in `atomic_u32`.
+        unsafe { word::<AtomicU64>(self.0.as_ptr(), self.0.len(), off) }
+    }
+
+    /// A private, read-only copy of `bytes` in an anonymous mapping: lets untrusted segment
+    /// bytes (a file under inspection, fuzz input) go through exactly the reader's checks.
+    /// The copy is page-aligned like a file mapping, so alignment checks behave the same.
+    pub fn copy_of(bytes: &[u8]) -> Result<SharedMap> {
+        if bytes.is_empty() {
+            return Err(Error::Truncated {
+                expected: 1,
+                actual: 0,
+            });
+        }
+        let mut anon =
+            MmapMut::map_anon(bytes.len()).map_err(|e| Error::io("map anonymous memory", e))?;
+        anon[..bytes.len()].copy_from_slice(bytes);
+        let map = anon
+            .make_read_only()
+            .map_err(|e| Error::io("mprotect copy", e))?;
+        Ok(SharedMap(Arc::new(MmapRaw::from(map))))
+    }
+
+    /// The `len` bytes at `off` as the view of one published segment, `None` out of bounds.
     ///
-    /// The caller hands out only the range of a segment it reached through a published root
-    /// (docs/protocol.md R1): the writer wrote it whole before publishing it (P2, P4) and never
+    /// The caller hands out only the range of a segment it found ready (R3) or reached through
+    /// a published root (R1): the writer wrote it whole before publishing it (P2, P4) and never
     /// writes it again (it appends past the last published byte and rotates to a new pack
-    /// rather than reuse one), so the range is immutable from then on, as a published file is.
+    /// rather than reuse one), so the range is immutable from then on.
     pub fn segment(&self, off: usize, len: usize) -> Option<RoMap> {
         if len == 0 || off.checked_add(len)? > self.len() {
             return None;
@@ -175,42 +145,34 @@ impl PackMap {
     }
 }
 
-/// A read-only mapping of a file whose words other processes keep storing to (the anchor): it
-/// is never seen as `&[u8]`, only as atomics, and its header is read as a copy.
-pub struct SharedWords(Mmap);
+/// A read-only view of one published segment: a whole segment file, or an embedded segment's
+/// range of a pack's mapping (shared by every view of that pack in the process).
+///
+/// Its bytes are handed out as `&[u8]`, which is sound only because a published segment never
+/// changes (module docs): a `RoMap` is made only over such a range.
+pub struct RoMap {
+    map: Arc<MmapRaw>,
+    off: usize,
+    len: usize,
+}
 
-impl SharedWords {
-    /// Map `len` bytes of `fd` with PROT_READ, MAP_SHARED.
-    pub fn map(fd: impl AsFd, len: u64) -> Result<SharedWords> {
-        map_ro(fd, len).map(SharedWords)
+impl RoMap {
+    /// Map the whole of a segment file that the caller knows is published and complete (its
+    /// own writer's, read back): PROT_READ, MAP_SHARED. A file reached any other way goes
+    /// through [`SharedMap`] and R3 first.
+    pub fn published_file(fd: impl AsFd, len: u64) -> Result<RoMap> {
+        SharedMap::map(fd, len)?
+            .segment(0, len as usize)
+            .ok_or(Error::Corrupt("segment length"))
     }
 
-    /// The mapping's length.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// A copy of the first `n` bytes (at most the mapping), read as Relaxed atomic u32 loads:
-    /// no word is read by a plain load while another process may store to it.
-    pub fn copy_prefix(&self, n: usize) -> Vec<u8> {
-        let n = n.min(self.len()) & !3;
-        (0..n)
-            .step_by(4)
-            .filter_map(|off| self.atomic_u32(off))
-            .flat_map(|w| w.load(Ordering::Relaxed).to_ne_bytes())
-            .collect()
-    }
-
-    /// The atomic u32 at `off`, or `None` if out of bounds or misaligned. Only loaded.
-    pub fn atomic_u32(&self, off: usize) -> Option<&AtomicU32> {
-        // SAFETY: `as_ptr` and `len` describe this mapping, which lives as long as `&self`.
-        unsafe { word::<AtomicU32>(self.0.as_ptr(), self.0.len(), off) }
-    }
-
-    /// The atomic u64 at `off`, or `None` if out of bounds or misaligned. Only loaded.
-    pub fn atomic_u64(&self, off: usize) -> Option<&AtomicU64> {
-        // SAFETY: as in `atomic_u32`.
-        unsafe { word::<AtomicU64>(self.0.as_ptr(), self.0.len(), off) }
+    /// The segment's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `off..off + len` lies inside the mapping (checked where the view was made),
+        // which `self.map` keeps mapped and unmoved for as long as `&self`; the range is one
+        // published segment, which nothing writes again (module docs), so a shared slice's
+        // promise that its bytes do not change holds for the borrow.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().add(self.off), self.len) }
     }
 }
 
@@ -276,7 +238,9 @@ impl RwMap {
 /// # Safety
 /// `base` must be the start of a live mapping of `len` bytes that outlives `'a`, and every
 /// process accesses the words reached this way only atomically. Through a PROT_READ mapping
-/// the caller may only load (atomic loads of up to 16 bytes are allowed on read-only memory).
+/// the caller may only load, and only `Relaxed`: Rust defines atomic loads on read-only memory
+/// for those alone (and for words no larger than the target's native atomics, which u32 and u64
+/// are on every 64-bit target); ordering comes from a fence after the load.
 unsafe fn word<'a, A>(base: *const u8, len: usize, off: usize) -> Option<&'a A> {
     let size = core::mem::size_of::<A>();
     if off.checked_add(size)? > len {
@@ -376,6 +340,12 @@ impl ValidatedValues {
         if raw {
             return Some(Stored::Bytes(bytes));
         }
+        // The same check rkyv runs before its own unchecked access in debug builds: `validate`
+        // already passed, so this costs only test time and catches a broken invariant.
+        debug_assert!(
+            rkyv::access::<ArchivedValue, rkyv::rancor::Failure>(bytes).is_ok(),
+            "a validated value no longer validates"
+        );
         // SAFETY: `validate` ran rkyv's full bytecheck over exactly these bytes (the entry
         // record, its flags and the value bytes are in the same immutable mapping, so reading
         // them again yields the same range and kind), and the range is 16-aligned inside a

@@ -15,7 +15,7 @@ mod snapshot;
 
 #[cfg(not(gds_loom))]
 pub use map::*;
-pub use snapshot::SnapshotCell;
+pub use snapshot::{CellGuard, CellHandle, SnapshotCell};
 
 /// Ask for the cache line holding `p`: a hint, for a registration's walk over a million
 /// separately allocated proc arrays. Any address is fine, dangling included.

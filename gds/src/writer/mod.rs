@@ -243,7 +243,7 @@ impl Writer {
             return f(pack.segment(off, p.len as usize)?).map(Some);
         }
         let (fd, len) = self.dir().open_file(&table_name(p.nsid, part, p.gen))?;
-        let map = RoMap::map(&fd, len)?;
+        let map = RoMap::published_file(&fd, len)?;
         f(map.bytes()).map(Some)
     }
 
