@@ -42,11 +42,12 @@ installed=$compdir/pmix_mca_gds_rshm.so
 trap 'rm -f "$installed"' EXIT
 cd /tmp
 mpicc -O1 -o mpi_ring /rshm/mpi_ring.c || { echo "FAIL: mpicc"; exit 1; }
-echo "libpmix: $(pmix_info --pretty-print 2>/dev/null | sed -n 's/^ *Package: //p;s/^ *PMIX: //p' | tr '\n' ' ')"
+echo "libpmix: $(pmix_info --pretty-print 2>/dev/null | sed -n 's/^ *Package: //p;s/^ *PMIX: //Ip' | tr '\n' ' ')"
 cp "/rshm/$so" "$installed"
 fail=0
-# One job: its exit status must be 0, its ranks' checks ok, and the decline line present (or
-# absent, when no verbose setting asks for it).
+# One job: its exit status must be 0, its ranks' checks ok, and the decline line present (yes),
+# or nothing printed but the ranks' lines (no: no verbose setting asks for anything), or either
+# (any).
 job() {
   local label=$1 want_line=$2; shift 2
   local out rc=0
@@ -57,8 +58,9 @@ job() {
     echo "FAIL: $label: exit $rc, $ok of 2 ranks ok"; sed 's/^/    /' <<<"$out" | head -20; fail=1
   elif [ "$want_line" = yes ] && [ "$line" -eq 0 ]; then
     echo "FAIL: $label: no 'gds:rshm: declined' line"; sed 's/^/    /' <<<"$out" | head -20; fail=1
-  elif [ "$want_line" = no ] && [ "$line" -ne 0 ]; then
-    echo "FAIL: $label: a decline line without a verbose setting"; sed 's/^/    /' <<<"$out" | head -5; fail=1
+  elif [ "$want_line" = no ] && grep -qv '^\(allreduce\|ring\|split\|maps\) ' <<<"$out"; then
+    echo "FAIL: $label: output besides the ranks' lines without a verbose setting"
+    grep -v '^\(allreduce\|ring\|split\|maps\) ' <<<"$out" | sed 's/^/    /' | head -5; fail=1
   else
     echo "ok: $label: exit 0, 2 ranks ok, $line decline line(s)"
     [ "$line" -eq 0 ] || grep -m1 'gds:rshm: declined' <<<"$out" | sed 's/^/    /'
@@ -88,15 +90,22 @@ esac
 exit "$fail"
 EOF
 
-# case: suite, .so, expectation. A component built for OpenPMIx 5.0 would add a case of its
-# own (that .so on trixie, expecting it to load and serve).
-cases=("trixie|$SO42|decline")
+# case: suite, .so, expectation, and whether to build the chroot (build) or run only when it is
+# already built (if-built: sid's OpenPMIx 7.0 never selects a component of gds API 1.0.0, but
+# registers it, and so calls into it). A component built for OpenPMIx 5.0 would add a case of
+# its own (that .so on trixie, expecting it to load and serve).
+cases=("trixie|$SO42|decline|build" "sid|$SO42|decline|if-built")
 
 failed=0
 for c in "${cases[@]}"; do
-  IFS='|' read -r suite so expect <<<"$c"
+  IFS='|' read -r suite so expect when <<<"$c"
   echo "== $(basename "$so") (built for the host's OpenPMIx $(pkg-config --modversion pmix)) in $suite: expect $expect"
-  bash scripts/chroot.sh build "$suite"
+  if [ "$when" = build ]; then
+    bash scripts/chroot.sh build "$suite"
+  elif ! bash scripts/chroot.sh path "$suite" >/dev/null; then
+    echo "skipped: no $suite chroot (bash scripts/chroot.sh build $suite)"
+    continue
+  fi
   name=case-$suite.so
   cp "$so" "$stage/$name"
   bash scripts/chroot.sh run --bind "$stage" "$suite" bash /rshm/inside.sh "$name" "$expect" ||
