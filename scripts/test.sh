@@ -30,6 +30,8 @@ bash component/bench/mpi-bench.sh 2 1 64
 if [ "$(id -u)" -eq 0 ]; then
   step "a component built for another OpenPMIx never breaks a job: the 4.2 component under OpenPMIx 5.0.7 (Debian 13 chroot, scripts/chroot.sh; built once, ~2 min)"
   bash component/tests/wrong-version.sh
+  step "server preload under OpenPMIx 7.0 (Debian unstable chroot, PRRTE 5's PMIX_REGEX2 maps; built once, ~2.5 min)"
+  bash server-shim/preload/tests/regex2.sh
 fi
 
 step "PMI-2 library on each gds, smoke (2 ranks, KVS_Get and GetJobAttr p50)"

@@ -36,6 +36,17 @@ pub struct pmix_byte_object_t {
     pub size: usize,
 }
 
+/// `pmix_regex2_t` (OpenPMIx 7.0's `pmix_common.h`; `PMIX_REGEX2`'s data): an encoded list
+/// whose `type_` names the encoding ("raw", "pmix", "compress", ...) and whose `len` bytes
+/// need not end in a NUL.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_regex2_t {
+    pub type_: *mut c_char,
+    pub bytes: *mut u8,
+    pub len: usize,
+}
+
 /// `struct timeval` (LP64).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -213,6 +224,7 @@ pub union pmix_value_data {
     pub devdist: *mut pmix_device_distance_t,
     pub endpoint: *mut pmix_endpoint_t,
     pub dbuf: *mut pmix_data_buffer_t,
+    pub regex2: *mut pmix_regex2_t,
 }
 
 /// `pmix_value_t`.

@@ -83,6 +83,8 @@ pub mod types {
     pub const STOR_ACCESS: u16 = 67;
     pub const STOR_PERSIST: u16 = 68;
     pub const STOR_ACCESS_TYPE: u16 = 69;
+    /// An encoded node or process map (`pmix_regex2_t`, OpenPMIx 7.0's PRRTE maps).
+    pub const REGEX2: u16 = 74;
 }
 
 /// `pmix_proc_t`: a namespace and a rank.

@@ -12,17 +12,28 @@
 //!   `"blob:\0component=zlib:\0size=N:\0"` then N bytes. They are decompressed by libpmix's own
 //!   public `PMIx_Data_decompress` (the next definition, as for the wrapped calls) into the
 //!   plain list, handed to the store as `"raw:LIST"`.
+//! - encoded maps (`PMIX_REGEX2`, a `pmix_regex2_t`, as PRRTE 5 on OpenPMIx 7.0 registers
+//!   them, in whatever encoding: "raw", "pmix", "compress"): expanded by libpmix's own public
+//!   `PMIx_parse_regex2` into the plain list, handed to the store as `"raw:LIST"` too.
 
 use core::ffi::{c_char, c_void};
 use std::ffi::CString;
 use std::sync::OnceLock;
 
 use abi::c::{fixed_str, info_slice};
-use abi::types::{pmix_data_array_t, pmix_info_t};
+use abi::types::{pmix_data_array_t, pmix_info_t, pmix_regex2_t, pmix_status_t};
 use gds::value::types as t;
 
 /// `PMIx_Data_decompress` (pmix.h).
 type DecompressFn = unsafe extern "C" fn(*const u8, usize, *mut *mut u8, *mut usize) -> bool;
+
+/// `PMIx_parse_regex2` (pmix_server.h, OpenPMIx 7.0 and later).
+type ParseRegex2Fn = unsafe extern "C" fn(
+    *const pmix_regex2_t,
+    *const pmix_info_t,
+    usize,
+    *mut *mut c_char,
+) -> pmix_status_t;
 
 /// What `preg/compress` writes before the compressed bytes' length.
 const BLOB: &[u8] = b"blob:\0component=zlib:\0size=";
@@ -118,6 +129,44 @@ fn unblob(compressed: &[u8]) -> Option<CString> {
     CString::new([b"raw:", &list[..end]].concat()).ok()
 }
 
+/// The encoded map of a `PMIX_REGEX2` node or process map, if it is one.
+///
+/// # Safety
+/// `i.value` obeys its type's layout.
+unsafe fn regex2(i: &pmix_info_t) -> Option<*const pmix_regex2_t> {
+    let key = fixed_str(&i.key).ok()?;
+    if (key != "pmix.nmap" && key != "pmix.pmap") || i.value.type_ != t::REGEX2 {
+        return None;
+    }
+    // SAFETY: a PMIX_REGEX2's data is a pointer to a pmix_regex2_t (caller contract).
+    let r = unsafe { i.value.data.regex2 };
+    (!r.is_null()).then_some(r.cast_const())
+}
+
+/// An encoded map's list, expanded by libpmix, as `"raw:LIST"`; `None` if libpmix has no
+/// `PMIx_parse_regex2` or it fails (the registration then fails in the store, and the
+/// namespace stays libpmix's).
+///
+/// # Safety
+/// `r` points to a valid `pmix_regex2_t` (the caller's registration).
+unsafe fn expand(r: *const pmix_regex2_t) -> Option<CString> {
+    let parse = next!(ParseRegex2Fn, c"PMIx_parse_regex2")?;
+    let mut out: *mut c_char = core::ptr::null_mut();
+    // SAFETY: the real function, with the caller's map, no directives and a valid out location.
+    let rc = unsafe { parse(r, core::ptr::null(), 0, &mut out) };
+    if out.is_null() {
+        return None;
+    }
+    // SAFETY: libpmix returned a malloc'ed NUL-terminated string: copied (bounded), then freed.
+    let list = unsafe {
+        let s = std::ffi::CStr::from_ptr(out);
+        let list = (rc == 0 && s.count_bytes() <= MAX_BLOB).then(|| s.to_bytes().to_vec());
+        libc::free(out.cast());
+        list
+    }?;
+    CString::new([b"raw:", &list[..]].concat()).ok()
+}
+
 /// The copy the store reads; `None` when nothing needs rewriting (the caller's array is read
 /// as it is).
 ///
@@ -128,7 +177,7 @@ pub(super) unsafe fn registration(info: *const pmix_info_t, ninfo: usize) -> Opt
     let top = unsafe { info_slice(info, ninfo) }.ok()?;
     let rewritten = |i: &pmix_info_t| {
         // SAFETY: each value obeys its layout (caller contract).
-        unsafe { has_null(i) || blob(i).is_some() }
+        unsafe { has_null(i) || blob(i).is_some() || regex2(i).is_some() }
     };
     if !top.iter().any(rewritten) {
         return None;
@@ -139,8 +188,10 @@ pub(super) unsafe fn registration(info: *const pmix_info_t, ninfo: usize) -> Opt
         _maps: Vec::new(),
     };
     for i in reg.top.iter_mut() {
+        // SAFETY: as above; the map is the caller's, valid for the call.
+        let expanded = unsafe { regex2(i).and_then(|r| expand(r)) };
         // SAFETY: as above.
-        if let Some(map) = unsafe { blob(i) }.and_then(unblob) {
+        if let Some(map) = expanded.or_else(|| unsafe { blob(i) }.and_then(unblob)) {
             i.value.type_ = t::STRING;
             i.value.data.string = map.as_ptr().cast_mut().cast::<c_char>();
             reg._maps.push(map);
