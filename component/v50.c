@@ -12,7 +12,11 @@
  *    gds/hash: rshm never sees it, and clients read other nodes' cards through hash and the
  *    server (on one node every card is a commit, so the store holds them all);
  *  - the client's core calls `recv_modex_complete` on the client's module when a fence
- *    completes, and the server's `mark_modex_complete` on its own: both are passed to hash.
+ *    completes, and the server's `mark_modex_complete` on its own: both are passed to hash;
+ *  - the job data a server sends a connecting client (`register_job_info`) goes to the client's
+ *    module alone (`store_job_info`), where 4.2's core read it into the client's hash itself:
+ *    both are passed to hash, so the client's hash holds what it holds without rshm and answers
+ *    whatever the store does not (the client's core asks it after the module, as in 4.2).
  */
 
 #include "line.h"
@@ -67,6 +71,28 @@ static pmix_status_t recv_modex_complete(pmix_buffer_t *buff)
     return PMIX_SUCCESS;
 }
 
+/* Server, once per connecting client: hash's payload of the job's data, which the client's
+ * store_job_info gives its own hash. (The store is named by RSHM_STORE in the client's
+ * environment, set by setup_fork: the client attached in assign_module.) */
+static pmix_status_t register_job_info(struct pmix_peer_t *pr, pmix_buffer_t *reply)
+{
+    pmix_gds_base_module_t *hash = rshm_hash_module();
+    if (NULL != hash && NULL != hash->register_job_info) {
+        return hash->register_job_info(pr, reply);
+    }
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* Client, when register_job_info's reply arrives: into the client's hash. */
+static pmix_status_t store_job_info(const char *nspace, pmix_buffer_t *buf)
+{
+    pmix_gds_base_module_t *hash = rshm_hash_module();
+    if (NULL != hash && NULL != hash->store_job_info) {
+        return hash->store_job_info(nspace, buf);
+    }
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
 static pmix_gds_base_module_t rshm_module = {
     .name = RSHM_NAME,
     .is_tsafe = true,
@@ -74,8 +100,8 @@ static pmix_gds_base_module_t rshm_module = {
     .finalize = rshm_finalize,
     .assign_module = rshm_assign_module,
     .cache_job_info = rshm_cache_job_info,
-    .register_job_info = rshm_register_job_info,
-    .store_job_info = rshm_store_job_info,
+    .register_job_info = register_job_info,
+    .store_job_info = store_job_info,
     .store = rshm_store,
     .store_modex = rshm_store_modex,
     .fetch = fetch,

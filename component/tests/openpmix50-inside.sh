@@ -1,0 +1,190 @@
+#!/bin/bash
+# Inside the Debian 13 chroot (component/tests/openpmix50.sh runs it): build the 5.0 component
+# and the PMIx client, run the jobs, compare. The checkout is at /rshm, $TARGET its target dir.
+set -uo pipefail
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+src=/rshm
+here=$src/component/tests
+out=$TARGET/openpmix50
+comp=$TARGET/release/gds-component-5.0
+preload=$TARGET/release/librshm_preload.so
+mkdir -p "$out"
+rm -rf "${out:?}"/*
+fail=0
+
+echo "libpmix $(pkg-config --modversion pmix), $(mpirun --version 2>/dev/null | head -1)"
+make -s -C "$src/component" PMIX_LINE=5.0 RSHM_A="$TARGET/release/librshm_component.a" \
+  OUT="$comp" >"$out/make.log" 2>&1 || { echo "FAIL: make PMIX_LINE=5.0"; cat "$out/make.log"; exit 1; }
+host=$src/tools/pmix-host
+"$host/gen-attrs.sh" "$(pkg-config --variable=includedir pmix)/pmix_common.h" >"$out/pmix-attrs.h"
+cc -std=c11 -O2 -D_GNU_SOURCE -I"$out" -I"$host" $(pkg-config --cflags pmix) -o "$out/pmix-client" \
+  "$host/pmix-client.c" "$host/common.c" $(pkg-config --libs pmix) ||
+  { echo "FAIL: the PMIx client does not build"; exit 1; }
+
+# job NP MODE CORPUS NAME: one mpirun; output in $out/NAME.MODE (.err), the component's and the
+# preload's counters in $out/NAME.MODE.gds/ and .preload/.
+job() {
+  local np=$1 mode=$2 corpus=$3 name=$4
+  local o="$out/$name.$mode" env=() x=()
+  mkdir -p "$o.gds" "$o.preload"
+  case "$mode" in
+    hash) env=(PMIX_MCA_gds=hash) ;;
+    default) ;;
+    rshm | preload)
+      env=(PMIX_MCA_gds=rshm,hash PMIX_MCA_mca_base_component_path="$comp" RSHM_GDS_STATS="$o.gds")
+      [ "$name" != record ] || env+=(RSHM_RECORD_REGISTRATIONS="$out/reg.$np")
+      ;;
+  esac
+  for e in "${env[@]}"; do x+=(-x "${e%%=*}"); done
+  [ "$mode" != preload ] || x+=(-x LD_PRELOAD="$preload" -x RSHM_PRELOAD_STATS="$o.preload")
+  local rc=0
+  # each rank's lines to a file of its own (mpirun forwards the ranks' output in chunks that
+  # need not end at a line), under one name for every mode: the command is the app's argv,
+  # which the corpus asks
+  rm -f "$out"/rank.*
+  env "${env[@]}" timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$np" "${x[@]}" \
+    bash -c 'exec "$0" "$1" >"$2.$PMIX_RANK"' "$out/pmix-client" "$corpus" "$out/rank" \
+    >"$o.err" 2>&1 || rc=$?
+  cat "$out"/rank.* >"$o" 2>/dev/null
+  rm -f "$out"/rank.*
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: $name $mode: mpirun exit $rc"; head -20 "$o.err"; fail=1
+  fi
+}
+
+# The corpus from a registration dump (tools/pmix-host's "registration dump v1"): every key it
+# holds, then the cards. Writes the corpus and "ID QUERY" lines ($2.queries).
+make_corpus() {
+  local reg=$1 corpus=$2 np=$3
+  awk -v np="$np" '
+    function q(line) { if (!(line in seen)) { seen[line] = 1; n++; printf "k%03d %s\n", n, line } }
+    /^#/ || /^(nspace|local|nlocalprocs|ninfo) / { next }
+    $1 == 0 {
+      ctx = ""
+      if ($2 == "pmix.node.arr") ctx = "PMIX_NODE_INFO"
+      else if ($2 == "pmix.app.arr") ctx = "PMIX_APP_INFO"
+      else if ($2 == "pmix.ssn.arr") ctx = "PMIX_SESSION_INFO"
+      else if ($2 == "pmix.pdata") ctx = "proc"
+      else q("* " $2)
+      next
+    }
+    $1 == 1 && ctx == "proc" && $2 == "pmix.rank" { rank = $4; next }
+    $1 == 1 && ctx == "proc" { q(rank " " $2); next }
+    $1 == 1 && ctx != "" { q("* " $2 " " ctx "=true"); q("* " $2) }
+  ' "$reg" >"$corpus.queries"
+  {
+    echo "# generated from $(basename "$reg") by openpmix50-inside.sh"
+    cat "$corpus.queries"
+    echo "put global card card-of-%r"
+    echo "put local near near-of-%r"
+    echo commit
+    echo fence
+    for ((r = 0; r < np; r++)); do
+      printf 'g%03d %d card\nl%03d %d near\n' "$r" "$r" "$r" "$r"
+      printf 'g%03d %d card\nl%03d %d near\n' "$r" "$r" "$r" "$r" >>"$corpus.queries"
+    done
+    if [ "$np" -eq 4 ]; then
+      echo "bench 4000 * PMIX_JOB_SIZE"
+      echo "bench 4000 me PMIX_LOCAL_RANK"
+      echo "bench 4000 1 PMIX_HOSTNAME"
+      echo "bench 4000 1 card"
+    fi
+  } >"$corpus"
+}
+
+# Answer lines as compared: the launcher's pid and session directories and the session id made
+# equal (they differ between any two jobs); timings, maps and the put/commit/fence lines apart.
+normalize() {
+  local sid
+  sid=$(awk '$2 == "*" && $3 == "pmix.session.id" { print $1 }' "$2")
+  grep -Ev '^(bench|maps|commit|fence|stats) |^put:' "$1" |
+    sed -E 's/prterun-[^ "@]*@/prterun-PID@/g; s#/tmp/prterun\.[^/" ]*#/tmp/prterun.PID#g' |
+    awk -v sid="$sid" '$1 == sid && $3 == "PMIX_SUCCESS" { $5 = "SESSION" } { print }' | sort
+}
+
+# Documented differences: "QUERY MODE" lines of openpmix50-differences.txt (# comments).
+known() {
+  local mode=$1 queries=$2
+  awk -v m="$mode" 'FNR == NR { if (!/^#/ && NF) { mm = $NF; $NF = ""; sub(/ $/, ""); if (mm == m || mm == "all") k[$0] = 1 }; next }
+    { id = $1; $1 = ""; sub(/^ /, ""); if ($0 in k) print id }' "$here/openpmix50-differences.txt" "$queries"
+}
+
+for np in ${NPS:-4 16}; do
+  mkdir -p "$out/reg.$np"
+  job "$np" rshm "$src/server-shim/preload/tests/jobs/corpus-prrte.txt" record
+  reg=$(ls "$out/reg.$np"/*.reg 2>/dev/null | head -1)
+  [ -n "$reg" ] || { echo "FAIL: np $np: no registration recorded"; fail=1; continue; }
+  corpus=$out/corpus.$np
+  make_corpus "$reg" "$corpus" "$np"
+  for mode in hash default rshm preload; do
+    job "$np" "$mode" "$corpus" "np$np"
+  done
+  normalize "$out/np$np.hash" "$corpus.queries" >"$out/np$np.hash.n"
+  lines=$(wc -l <"$out/np$np.hash.n")
+  expect=$(($(grep -c . "$corpus.queries") * np))
+  [ "$lines" -eq "$expect" ] || { echo "FAIL: np $np hash: $lines answer lines, expected $expect"; fail=1; }
+  for mode in default rshm preload; do
+    normalize "$out/np$np.$mode" "$corpus.queries" >"$out/np$np.$mode.n"
+    skip=$(known "$mode" "$corpus.queries" | paste -sd'|')
+    [ -n "$skip" ] || skip='^$'
+    if ! diff <(grep -Ev "^($skip) " "$out/np$np.hash.n") <(grep -Ev "^($skip) " "$out/np$np.$mode.n") \
+        >"$out/np$np.$mode.diff"; then
+      echo "FAIL: np $np $mode: answers differ from hash (< hash, > $mode):"
+      grep '^[<>]' "$out/np$np.$mode.diff" | head -20 | while read -r side id rest; do
+        echo "    $side $id $rest    [$(awk -v i="$id" '$1 == i { $1 = ""; print }' "$corpus.queries")]"
+      done
+      fail=1
+    fi
+    ndoc=0
+    if [ "$skip" != '^$' ]; then
+      ndoc=$(diff <(grep -E "^($skip) " "$out/np$np.hash.n") <(grep -E "^($skip) " "$out/np$np.$mode.n") | grep -c '^>' || true)
+    fi
+    echo "np $np $mode: $(grep -Evc "^($skip) " "$out/np$np.$mode.n") answers equal to hash's ($(grep -c . "$corpus.queries") queries x $np ranks); $ndoc documented differences"
+  done
+  # every rshm client attached and answered from the store
+  for mode in rshm preload; do
+    clients=0 answered=0 passed=0
+    d="$out/np$np.$mode.gds"; [ "$mode" = rshm ] || d="$out/np$np.$mode.preload"
+    for f in "$d"/[0-9]*; do
+      [ -e "$f" ] || continue
+      clients=$((clients + 1))
+      a=$(awk '$1 == "answered" { print $2 }' "$f"); answered=$((answered + a))
+      passed=$((passed + $(awk '$1 == "passed" { print $2 }' "$f")))
+      [ "$a" -gt 0 ] || { echo "FAIL: np $np $mode: client ${f##*/} answered nothing from the store"; fail=1; }
+    done
+    [ "$clients" -eq "$np" ] || { echo "FAIL: np $np $mode: $clients of $np clients counted"; fail=1; }
+    echo "np $np $mode: $clients clients, Gets from the store $answered, passed to libpmix $passed"
+  done
+  # cards only: under rshm + preload every rank's cards come from the store
+  {
+    echo "put global card card-of-%r"; echo "put local near near-of-%r"; echo commit; echo fence
+    for ((r = 0; r < np; r++)); do printf 'g%03d %d card\nl%03d %d near\n' "$r" "$r" "$r" "$r"; done
+  } >"$out/cards.$np"
+  job "$np" preload "$out/cards.$np" "cards$np"
+  # the same without the card Gets: what libpmix itself Gets through PMIx_Get (PMIx_Init's own)
+  head -4 "$out/cards.$np" >"$out/nocards.$np"
+  job "$np" preload "$out/nocards.$np" "nocards$np"
+  base=$(cat "$out/nocards$np.preload.preload"/[0-9]* 2>/dev/null | awk '$1 == "answered" { print $2 }' | sort -u)
+  bad=0
+  [ "$(wc -l <<<"$base")" -eq 1 ] && [ -n "$base" ] || { echo "FAIL: np $np: the job without card Gets counts '$base'"; bad=1; base=0; }
+  for f in "$out/cards$np.preload.preload"/[0-9]*; do
+    a=$(awk '$1 == "answered" { print $2 }' "$f"); p=$(awk '$1 == "passed" { print $2 }' "$f")
+    [ "$a" -eq $((2 * np + base)) ] && [ "$p" -eq 0 ] || { echo "FAIL: np $np cards: client ${f##*/} answered $a, passed $p (want $((2 * np)) + $base, 0)"; bad=1; }
+  done
+  n=$(grep -c 'PMIX_SUCCESS PMIX_STRING "\(card\|near\)-of-' "$out/cards$np.preload" || true)
+  [ "$n" -eq $((2 * np * np)) ] || { echo "FAIL: np $np cards: $n of $((2 * np * np)) card answers"; bad=1; }
+  [ "$bad" -eq 0 ] && echo "np $np cards: every rank's global and local card of every rank from the store under rshm + preload ($n answers, 0 passed to libpmix)" || fail=1
+done
+
+# Get p50 (ns), rank 0's, 4 ranks
+if [ -e "$out/np4.hash" ]; then
+  printf '%-10s %12s %12s %14s %12s\n' "Get p50 ns" "job key" "own proc key" "peer hostname" "peer card" | tee "$out/p50.txt"
+  for mode in hash default rshm preload; do
+    row=()
+    for k in PMIX_JOB_SIZE PMIX_LOCAL_RANK PMIX_HOSTNAME card; do
+      row+=("$(awk -v k="$k" '$1 == "bench" && $2 == 0 && $3 == k { sub("p50_ns=", "", $5); print $5 }' "$out/np4.$mode")")
+    done
+    printf '%-10s %12s %12s %14s %12s\n' "$mode" "${row[@]}" | tee -a "$out/p50.txt"
+  done
+fi
+[ "$fail" -eq 0 ] && echo "openpmix50: ok" || { echo "openpmix50: FAILED"; exit 1; }
