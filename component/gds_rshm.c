@@ -661,12 +661,40 @@ static bool verbose_env(const char *name)
  * with fprintf, not pmix_output, and only when the environment asks for gds verbosity
  * (PMIX_MCA_gds_base_verbose or PMIX_MCA_gds_rshm_verbose: the component's own parameter is not
  * registered then, and a parameter file is not read). */
+/* A decimal number at *p (at most 6 digits), *p moved past it; false if there is none. Not
+ * sscanf or strtoul: built against glibc >= 2.38 headers (Debian 13) with _GNU_SOURCE, those
+ * bind to __isoc23_* symbols, which an older glibc lacks, and the check must run wherever the
+ * component is loaded (a 5.0 build dropped into Debian 12's 4.2.2 must load, to decline). */
+static bool number(const char **p, unsigned *out)
+{
+    unsigned v = 0;
+    int n = 0;
+    while (n < 6 && '0' <= **p && **p <= '9') {
+        v = 10 * v + (unsigned) (**p - '0');
+        (*p)++;
+        n++;
+    }
+    *out = v;
+    return 0 < n;
+}
+
+/* "OpenPMIx MAJOR.MINOR.RELEASE..." */
+static bool parse_version(const char *s, unsigned *major, unsigned *minor, unsigned *release)
+{
+    const char *prefix = "OpenPMIx ";
+    if (NULL == s || 0 != strncmp(s, prefix, strlen(prefix))) {
+        return false;
+    }
+    s += strlen(prefix);
+    return number(&s, major) && '.' == *s++ && number(&s, minor) && '.' == *s++
+           && number(&s, release);
+}
+
 static bool check_running_version(void)
 {
     const char *running = PMIx_Get_version();
     unsigned major = 0, minor = 0, release = 0;
-    bool fits = NULL != running
-                && 3 == sscanf(running, "OpenPMIx %u.%u.%u", &major, &minor, &release)
+    bool fits = parse_version(running, &major, &minor, &release)
                 && RSHM_LINE_MAJOR == major && RSHM_LINE_MINOR == minor
                 && RSHM_LINE_MIN_RELEASE <= release;
     if (!fits
