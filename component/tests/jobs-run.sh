@@ -24,17 +24,30 @@ cc -std=c11 -O2 -D_GNU_SOURCE -I"$out" -I"$host" $(pkg-config --cflags pmix) -o 
   "$host/pmix-client.c" "$host/common.c" $(pkg-config --libs pmix) ||
   { echo "FAIL: the PMIx client does not build"; exit 1; }
 
+mpicc -O1 -o "$out/mpi_ring" "$here/c/mpi_ring.c" || { echo "FAIL: mpicc"; exit 1; }
+# Shared memory between the ranks of the MPI job: Open MPI 4's vader, 5's sm.
+case "$(mpirun --version 2>/dev/null | head -1)" in
+  *" 4."*) export OMPI_MCA_btl=self,vader ;;
+  *) export OMPI_MCA_btl=self,sm ;;
+esac
+
 # job NP MODE CORPUS NAME: one mpirun; output in $out/NAME.MODE (.err), the component's and the
 # preload's counters in $out/NAME.MODE.gds/ and .preload/.
 job() {
   local np=$1 mode=$2 corpus=$3 name=$4
-  local o="$out/$name.$mode" env=() x=()
+  local o="$out/$name.$mode" env=() x=() store=""
   mkdir -p "$o.gds" "$o.preload"
   case "$mode" in
     hash) env=(PMIX_MCA_gds=hash) ;;
     default) ;;
     rshm | preload)
-      env=(PMIX_MCA_gds=rshm,hash PMIX_MCA_mca_base_component_path="$comp" RSHM_GDS_STATS="$o.gds")
+      # the store in a tmpfs directory of the job's own ($RSHM_DIR, the server's), which must
+      # be empty after the job
+      store=/dev/shm/rshm-component-jobs.$$.$name.$mode
+      rm -rf "$store"
+      mkdir -p "$store"
+      env=(PMIX_MCA_gds=rshm,hash PMIX_MCA_mca_base_component_path="$comp" RSHM_GDS_STATS="$o.gds"
+        RSHM_DIR="$store")
       [ "$name" != record ] || env+=(RSHM_RECORD_REGISTRATIONS="$out/reg.$np")
       ;;
   esac
@@ -51,6 +64,20 @@ job() {
     >"$o.err" 2>&1 || rc=$?
   cat "$out"/rank.* >"$o" 2>/dev/null
   rm -f "$out"/rank.*
+  if [ -n "$store" ]; then
+    if [ -n "$(ls -A "$store")" ]; then
+      echo "FAIL: $name $mode: left in the store's directory: $(ls -A "$store")"; fail=1
+    fi
+    rm -rf "$store"
+  fi
+  # each client mapped the store, read-only (the corpus's "maps" line)
+  if [ -n "$store" ] && grep -q '^maps$' "$corpus"; then
+    local m
+    m=$(grep '^maps ' "$o" | grep -v ' none$' || true)
+    if [ "$(awk '{ print $2 }' <<<"$m" | sort -u | grep -c .)" -ne "$np" ] || awk '$3 != "r--s"' <<<"$m" | grep -q .; then
+      echo "FAIL: $name $mode: not every client mapped the store read-only:"; grep '^maps ' "$o" | head; fail=1
+    fi
+  fi
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: $name $mode: mpirun exit $rc"; head -20 "$o.err"; fail=1
   fi
@@ -87,6 +114,7 @@ make_corpus() {
       printf 'g%03d %d card\nl%03d %d near\n' "$r" "$r" "$r" "$r"
       printf 'g%03d %d card\nl%03d %d near\n' "$r" "$r" "$r" "$r" >>"$corpus.queries"
     done
+    echo maps
   } >"$corpus"
   # rank 0 alone times Gets (4 ranks), once the corpus is through: the other ranks have finished
   # then, or are finishing
@@ -187,6 +215,31 @@ for np in ${NPS:-4 16}; do
   n=$(grep -c 'SUCCESS PMIX_STRING "\(card\|near\)-of-' "$out/cards$np.preload" || true)
   [ "$n" -eq $((2 * np * np)) ] || { echo "FAIL: np $np cards: $n of $((2 * np * np)) card answers"; bad=1; }
   [ "$bad" -eq 0 ] && echo "np $np cards: every rank's global and local card of every rank from the store under rshm + preload ($n answers, 0 passed to libpmix)" || fail=1
+done
+
+# An MPI program (Open MPI's own start-up over PMIx: its modex, cards and job data), 4 ranks,
+# under the component and component + preload: every rank's checks ok, the store mapped
+# read-only.
+for mode in rshm preload; do
+  o="$out/mpi.$mode"
+  store=/dev/shm/rshm-component-jobs.$$.mpi.$mode
+  mkdir -p "$store"
+  x=(-x PMIX_MCA_gds -x PMIX_MCA_mca_base_component_path)
+  [ "$mode" != preload ] || x+=(-x LD_PRELOAD="$preload")
+  rc=0
+  env PMIX_MCA_gds=rshm,hash PMIX_MCA_mca_base_component_path="$comp" RSHM_DIR="$store" \
+    timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 "${x[@]}" "$out/mpi_ring" \
+    >"$o" 2>"$o.err" || rc=$?
+  ok=$(grep -c '^\(allreduce\|ring\|split\) [0-3] ok ' "$o" || true)
+  ro=$(awk '$1 == "maps" && $3 == "r--s" { print $2 }' "$o" | sort -u | wc -l)
+  bad=$(awk '$1 == "maps" && $3 != "r--s" && $3 != "none"' "$o" | wc -l)
+  if [ "$rc" -ne 0 ] || [ "$ok" -ne 12 ] || [ "$ro" -ne 4 ] || [ "$bad" -ne 0 ] || [ -n "$(ls -A "$store")" ]; then
+    echo "FAIL: mpi $mode: exit $rc, $ok of 12 checks ok, $ro of 4 ranks mapped the store read-only, $bad other mappings, left: $(ls -A "$store")"
+    head -20 "$o" "$o.err"; fail=1
+  else
+    echo "mpi $mode: 4 ranks, Allreduce, ring and Comm_split ok, each mapped the store read-only"
+  fi
+  rm -rf "$store"
 done
 
 # Get p50 (ns), 4 ranks: rank 0's (the peer is rank 1)

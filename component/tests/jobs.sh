@@ -21,8 +21,11 @@
 #   preload   rshm + the client preload (-x LD_PRELOAD=librshm_preload.so)
 # Every answer of each must equal hash's (values naming the launcher's pid or the session made
 # equal first) but for the documented exceptions of jobs-differences-LINE.txt; each rshm client
-# must have been answered from the store; and a card-only job under rshm + preload must answer
-# every rank's cards from the store (RSHM_PRELOAD_STATS) and leave nothing to libpmix.
+# must have been answered from the store and have mapped it read-only, and the store's
+# directory must be empty after the job; a card-only job under rshm + preload must answer every
+# rank's cards from the store (RSHM_PRELOAD_STATS) and leave nothing to libpmix; and an MPI
+# program (component/tests/c/mpi_ring.c, 4 ranks) must pass its checks under rshm and rshm +
+# preload.
 # Outputs, generated corpora and the Get p50 table: target/component-jobs/LINE/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
