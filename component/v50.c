@@ -11,8 +11,10 @@
  *  - fence data (`store_modex`) always goes to the server's own module, and 5.0.7 makes that
  *    gds/hash: rshm never sees it, and clients read other nodes' cards through hash and the
  *    server (on one node every card is a commit, so the store holds them all);
- *  - the client's core calls `recv_modex_complete` on the client's module when a fence
- *    completes, and the server's `mark_modex_complete` on its own: both are passed to hash;
+ *  - `mark_modex_complete` (server) and `recv_modex_complete` (client, at a fence's release)
+ *    are called on the process's own module, which is gds/hash in 5.0.7 (a client's own module
+ *    is hash; rshm is its server's): the component's are passed to hash should a release call
+ *    them;
  *  - the job data a server sends a connecting client (`register_job_info`) goes to the client's
  *    module alone (`store_job_info`), where 4.2's core read it into the client's hash itself:
  *    both are passed to hash, so the client's hash holds what it holds without rshm and answers
@@ -50,7 +52,7 @@ static pmix_status_t fetch(struct pmix_peer_t *peer, const pmix_proc_t *proc, pm
 }
 
 /* Server, at a fence's completion, for the release message to `peer`: hash's (it adds nothing
- * in 5.0.7). */
+ * in 5.0.7, which calls the server's own module, hash, anyway). */
 static pmix_status_t mark_modex_complete(struct pmix_peer_t *peer, pmix_list_t *nslist,
                                          pmix_buffer_t *buff)
 {
@@ -61,7 +63,8 @@ static pmix_status_t mark_modex_complete(struct pmix_peer_t *peer, pmix_list_t *
     return PMIX_SUCCESS;
 }
 
-/* Client, when a fence's release arrives: what mark_modex_complete packed, hash's. */
+/* Client, when a fence's release arrives: what mark_modex_complete packed, hash's (5.0.7 calls
+ * the client's own module, hash). */
 static pmix_status_t recv_modex_complete(pmix_buffer_t *buff)
 {
     pmix_gds_base_module_t *hash = rshm_hash_module();
