@@ -1,10 +1,13 @@
 /*
- * gds_rshm.c - rshm's gds component for the OpenPMIx 4.2 line (pmix_mca_gds_rshm.so).
+ * gds_rshm.c - rshm's gds component (pmix_mca_gds_rshm.so): the adapter's logic shared by every
+ * OpenPMIx line it is built for, compiled once per line against that line's internal headers
+ * (line.h); the per-line files (v42.c, v50.c) hold the module and component structs and the
+ * calls whose signatures differ.
  *
  * A thin adapter: OpenPMIx's internal gds module API on one side, rshm's two C ABIs on the other
  * (rshm_server.h: register jobs, committed and fenced data, setup_fork; rshm_client.h: Get from
  * shared memory), both linked in from one Rust staticlib (component/src/lib.rs). No store logic
- * lives here. docs/openpmix.md is the guide; every function below says when OpenPMIx 4.2 calls it.
+ * lives here. docs/openpmix.md is the guide; every function below says when OpenPMIx calls it.
  *
  * Roles:
  *  - server (PMIx_server_init'ed process): owns the store. Opens it at the first add_nspace or
@@ -16,22 +19,14 @@
  *    rshm_gds42_fetch serves, and PMIX_ERR_NOT_FOUND otherwise, so the core asks gds/hash and
  *    the server as it would without rshm.
  *
- * Built for exactly one OpenPMIx line: the internal gds API drifts between releases while its
- * version stays "1.0.0" (5.0 adds calls, 5.0.7 changes fetch, 6.0 changes store_modex). Loaded
- * by another line's libpmix, the component declines at registration (check_running_version).
+ * Each build is for exactly one OpenPMIx line: the internal gds API drifts between releases
+ * while its version stays "1.0.0" (5.0 adds calls, 5.0.7 changes fetch, 6.0 changes
+ * store_modex). Loaded by another line's libpmix, the component declines at registration
+ * (rshm_check_running_version).
  */
 
-#include "src/include/pmix_config.h"
-#include "pmix_common.h"
+#include "line.h"
 #include "pmix.h"
-#include "pmix_version.h"
-
-#if !defined(PMIX_VERSION_MAJOR) || PMIX_VERSION_MAJOR != 4L || PMIX_VERSION_MINOR != 2L
-#    error "gds_rshm.c is written for the OpenPMIx 4.2 internal gds API only (see docs/openpmix.md)"
-#endif
-#if PMIX_VERSION_RELEASE < 2L
-#    error "gds_rshm.c needs OpenPMIx 4.2.2 or a later 4.2.x release"
-#endif
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -48,6 +43,7 @@
 #include "src/mca/ptl/ptl_types.h"
 #include "src/util/pmix_output.h"
 
+#include "gds_rshm.h"
 #include "registration.h"
 #include "settings.h"
 #include "staging.h"
@@ -60,10 +56,6 @@ pmix_status_t rshm_gds42_fetch(const pmix_proc_t *proc, const char *key, const p
 /* Whether the environment names a store (RSHM_STORE; the name is defined once, in abi). */
 bool rshm_gds42_store_announced(void);
 
-#define RSHM_NAME "rshm"
-/* Component priority (framework select order), and the assign_module bid when PMIX_GDS_MODULE
- * does not name a module. */
-#define RSHM_PRIORITY 50
 /* The bid when PMIX_GDS_MODULE names us: above what gds/hash bids when it is named too (its
  * bid is 100 then, as observed in 4.2.2), so "rshm,hash" selects rshm. */
 #define RSHM_NAMED_PRIORITY 150
@@ -167,12 +159,22 @@ static rshm_server_t *open_server(void)
     return s;
 }
 
+bool rshm_is_server(void)
+{
+    return is_server();
+}
+
+pmix_gds_base_module_t *rshm_hash_module(void)
+{
+    return hash_module();
+}
+
 /* ---- module functions ------------------------------------------------------------------ */
 
 /* Every process, at framework select, with the info of PMIx_server_init (or PMIx_Init). A
  * server keeps what its store needs later (opened at the first add_nspace or setup_fork):
  * settings.c. */
-static pmix_status_t rshm_init(pmix_info_t info[], size_t ninfo)
+pmix_status_t rshm_init(pmix_info_t info[], size_t ninfo)
 {
     rshm_keep_init_info(info, ninfo);
     return PMIX_SUCCESS;
@@ -214,7 +216,7 @@ static void write_stats(void)
 
 /* Framework close (the progress thread is paused, its base still alive): publish what is
  * staged, remove the server's store; unmap a client's. */
-static void rshm_finalize(void)
+void rshm_finalize(void)
 {
     pthread_mutex_lock(&lock);
     if (NULL != server) {
@@ -258,7 +260,7 @@ static int named(pmix_info_t *info, size_t ninfo)
 /* A client at its handshake, a server per connecting client: the highest bid wins. A client
  * bids only if it could attach to the store its server announced (RSHM_STORE); otherwise
  * (no store, an unknown format, no permission) it declines and gds/hash serves the job. */
-static pmix_status_t rshm_assign_module(pmix_info_t *info, size_t ninfo, int *priority)
+pmix_status_t rshm_assign_module(pmix_info_t *info, size_t ninfo, int *priority)
 {
     int asked = named(info, ninfo);
     pmix_output_verbose(2, pmix_gds_base_output, "gds:rshm: assign_module in a %s, named %d",
@@ -298,7 +300,7 @@ static pmix_status_t rshm_assign_module(pmix_info_t *info, size_t ninfo, int *pr
 }
 
 /* Only ever called on gds/hash in 4.2. */
-static pmix_status_t rshm_cache_job_info(struct pmix_namespace_t *ns, pmix_info_t info[],
+pmix_status_t rshm_cache_job_info(struct pmix_namespace_t *ns, pmix_info_t info[],
                                          size_t ninfo)
 {
     PMIX_HIDE_UNUSED_PARAMS(ns, info, ninfo);
@@ -308,7 +310,7 @@ static pmix_status_t rshm_cache_job_info(struct pmix_namespace_t *ns, pmix_info_
 /* Server, once per connecting client: the reply starts with the nspace (PMIX_STRING), then
  * the store path as a KVAL (the client core re-reads the payload as KVALs into its hash). The
  * job data itself is in shared memory; the core appends hash's node/app/session arrays. */
-static pmix_status_t rshm_register_job_info(struct pmix_peer_t *pr, pmix_buffer_t *reply)
+pmix_status_t rshm_register_job_info(struct pmix_peer_t *pr, pmix_buffer_t *reply)
 {
     pmix_peer_t *peer = (pmix_peer_t *) pr;
     pmix_status_t rc;
@@ -338,7 +340,7 @@ static pmix_status_t rshm_register_job_info(struct pmix_peer_t *pr, pmix_buffer_
 
 /* Client, when register_job_info's reply arrives: the attach already happened at
  * assign_module (from RSHM_STORE), and the core reads the KVALs itself. */
-static pmix_status_t rshm_store_job_info(const char *nspace, pmix_buffer_t *buf)
+pmix_status_t rshm_store_job_info(const char *nspace, pmix_buffer_t *buf)
 {
     PMIX_HIDE_UNUSED_PARAMS(nspace, buf);
     return PMIX_SUCCESS;
@@ -369,7 +371,7 @@ static void withdraw_batch(rshm_server_t *s, const rshm_posted_t *items, size_t 
 /* Server, per key of a client's commit (LOCAL/GLOBAL data; REMOTE/GLOBAL goes to hash by the
  * core) and of a direct-modex reply, in the progress thread. Kept in the server's hash at once;
  * staged for the store and published as one generation per commit or reply (staging.c). */
-static pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_t *kv)
+pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_t *kv)
 {
     pmix_gds_base_module_t *hash = hash_module();
     pmix_status_t rc = PMIX_SUCCESS;
@@ -469,7 +471,7 @@ static pmix_status_t modex_proc(pmix_gds_base_ctx_t ctx, pmix_proc_t *proc,
 }
 
 /* Server, at fence completion with PMIX_COLLECT_DATA when the host returned data. */
-static pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t *buff,
+pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t *buff,
                                       void *cbdata)
 {
     pmix_gds_base_module_t *hash = hash_module();
@@ -521,23 +523,19 @@ static pmix_status_t append(pmix_list_t *kvs, const char *key, pmix_value_t *val
     return PMIX_SUCCESS;
 }
 
-/* Client and server. A client answers from shared memory, in the caller's thread, whatever
- * rshm_gds42_fetch serves; anything else is PMIX_ERR_NOT_FOUND and the core falls back to hash
- * and its server. A server answers from its own gds/hash, exactly as without rshm. */
-static pmix_status_t rshm_fetch(const pmix_proc_t *proc, pmix_scope_t scope, bool copy,
-                                const char *key, pmix_info_t info[], size_t ninfo,
-                                pmix_list_t *kvs)
+bool rshm_client_is_attached(void)
+{
+    return client_attached;
+}
+
+/* A client attached to the store, in the caller's thread: whatever rshm_gds42_fetch serves;
+ * anything else is PMIX_ERR_NOT_FOUND and the core falls back to hash and its server. */
+pmix_status_t rshm_fetch_client(const pmix_proc_t *proc, const char *key, pmix_info_t info[],
+                                size_t ninfo, pmix_list_t *kvs)
 {
     pmix_value_t *val = NULL;
     pmix_status_t rc;
 
-    if (!client_attached) {
-        pmix_gds_base_module_t *hash = hash_module();
-        if (is_server() && NULL != hash && NULL != hash->fetch) {
-            return hash->fetch(proc, scope, copy, key, info, ninfo, kvs);
-        }
-        return PMIX_ERR_NOT_FOUND;
-    }
     if (NULL == key || NULL == proc) {
         /* all keys of a rank: the store does not enumerate; hash does */
         return PMIX_ERR_NOT_FOUND;
@@ -552,7 +550,7 @@ static pmix_status_t rshm_fetch(const pmix_proc_t *proc, pmix_scope_t scope, boo
 }
 
 /* Server, in the host's thread, for every child: RSHM_STORE, RSHM_NSPACE, RSHM_RANK. */
-static pmix_status_t rshm_setup_fork(const pmix_proc_t *proc, char ***env)
+pmix_status_t rshm_setup_fork(const pmix_proc_t *proc, char ***env)
 {
     rshm_server_t *s = server_store();
     pmix_status_t rc;
@@ -567,7 +565,7 @@ static pmix_status_t rshm_setup_fork(const pmix_proc_t *proc, char ***env)
 }
 
 /* Server, at PMIx_server_register_nspace (progress thread), with the registration array. */
-static pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, pmix_info_t info[],
+pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, pmix_info_t info[],
                                      size_t ninfo)
 {
     rshm_server_t *s;
@@ -593,7 +591,7 @@ static pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, p
 }
 
 /* Every active module at deregister; a client at disconnect. */
-static pmix_status_t rshm_del_nspace(const char *nspace)
+pmix_status_t rshm_del_nspace(const char *nspace)
 {
     rshm_server_t *s = open_server();
     if (is_server() && NULL != s) {
@@ -605,7 +603,7 @@ static pmix_status_t rshm_del_nspace(const char *nspace)
 }
 
 /* Server packing a GET reply for a client of ours: hash's format, as without rshm. */
-static pmix_status_t rshm_assemb_kvs_req(const pmix_proc_t *proc, pmix_list_t *kvs,
+pmix_status_t rshm_assemb_kvs_req(const pmix_proc_t *proc, pmix_list_t *kvs,
                                          pmix_buffer_t *buf, void *cbdata)
 {
     pmix_gds_base_module_t *hash = hash_module();
@@ -616,7 +614,7 @@ static pmix_status_t rshm_assemb_kvs_req(const pmix_proc_t *proc, pmix_list_t *k
 }
 
 /* Client side it is only ever called on hash in 4.2; pass on anyway. */
-static pmix_status_t rshm_accept_kvs_resp(pmix_buffer_t *buf)
+pmix_status_t rshm_accept_kvs_resp(pmix_buffer_t *buf)
 {
     pmix_gds_base_module_t *hash = hash_module();
     if (NULL != hash && NULL != hash->accept_kvs_resp) {
@@ -626,7 +624,7 @@ static pmix_status_t rshm_accept_kvs_resp(pmix_buffer_t *buf)
 }
 
 /* Always resolved to hash by the core in 4.2; pass on anyway. */
-static pmix_status_t rshm_fetch_arrays(struct pmix_peer_t *pr, pmix_buffer_t *reply)
+pmix_status_t rshm_fetch_arrays(struct pmix_peer_t *pr, pmix_buffer_t *reply)
 {
     pmix_gds_base_module_t *hash = hash_module();
     if (NULL != hash && NULL != hash->fetch_arrays) {
@@ -635,32 +633,10 @@ static pmix_status_t rshm_fetch_arrays(struct pmix_peer_t *pr, pmix_buffer_t *re
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
-static pmix_gds_base_module_t rshm_module = {
-    .name = RSHM_NAME,
-    .is_tsafe = true,
-    .init = rshm_init,
-    .finalize = rshm_finalize,
-    .assign_module = rshm_assign_module,
-    .cache_job_info = rshm_cache_job_info,
-    .register_job_info = rshm_register_job_info,
-    .store_job_info = rshm_store_job_info,
-    .store = rshm_store,
-    .store_modex = rshm_store_modex,
-    .fetch = rshm_fetch,
-    .setup_fork = rshm_setup_fork,
-    .add_nspace = rshm_add_nspace,
-    .del_nspace = rshm_del_nspace,
-    .assemb_kvs_req = rshm_assemb_kvs_req,
-    .accept_kvs_resp = rshm_accept_kvs_resp,
-    .fetch_arrays = rshm_fetch_arrays,
-};
-
 /* ---- component ------------------------------------------------------------------------- */
 
-extern pmix_gds_base_component_t pmix_mca_gds_rshm_component;
-
 /* Whether the running libpmix is the OpenPMIx line this adapter was compiled for. Set by
- * component_register, the framework's first call into the component. */
+ * rshm_component_register, the framework's first call into the component. */
 static bool version_fits = false;
 
 /* A verbose setting in the environment, read without libpmix: gds_base_verbose or
@@ -676,7 +652,8 @@ static bool verbose_env(const char *name)
  * "OpenPMIx 5.0.7a1 (PMIx Standard: 5.1, Stable ABI: 5.0, Provisional ABI: 5.0)" (Debian 13).
  * The adapter uses libpmix's internal symbols and structures, which change between lines while
  * the gds framework's version stays 1.0.0 (5.0 removes pmix_output_check_verbosity, which every
- * pmix_output_verbose calls), so another line, or a 4.2 release before 4.2.2, is declined here,
+ * 4.2 pmix_output_verbose calls; 5.0.7 adds fetch's peer argument), so another line, or a release
+ * of the line older than line.h's minimum (4.2.2, 5.0.7), is declined here,
  * before any internal symbol is used: with libpmix's lazy binding (RTLD_LAZY), the first call of
  * a function the running library lacks kills the process. Until the check passes only libc and
  * the public PMIx_Get_version are called. (The data symbols the .so imports are bound at dlopen;
@@ -684,27 +661,55 @@ static bool verbose_env(const char *name)
  * with fprintf, not pmix_output, and only when the environment asks for gds verbosity
  * (PMIX_MCA_gds_base_verbose or PMIX_MCA_gds_rshm_verbose: the component's own parameter is not
  * registered then, and a parameter file is not read). */
+/* A decimal number at *p (at most 6 digits), *p moved past it; false if there is none. Not
+ * sscanf or strtoul: built against glibc >= 2.38 headers (Debian 13) with _GNU_SOURCE, those
+ * bind to __isoc23_* symbols, which an older glibc lacks, and the check must run wherever the
+ * component is loaded (a 5.0 build dropped into Debian 12's 4.2.2 must load, to decline). */
+static bool number(const char **p, unsigned *out)
+{
+    unsigned v = 0;
+    int n = 0;
+    while (n < 6 && '0' <= **p && **p <= '9') {
+        v = 10 * v + (unsigned) (**p - '0');
+        (*p)++;
+        n++;
+    }
+    *out = v;
+    return 0 < n;
+}
+
+/* "OpenPMIx MAJOR.MINOR.RELEASE..." */
+static bool parse_version(const char *s, unsigned *major, unsigned *minor, unsigned *release)
+{
+    const char *prefix = "OpenPMIx ";
+    if (NULL == s || 0 != strncmp(s, prefix, strlen(prefix))) {
+        return false;
+    }
+    s += strlen(prefix);
+    return number(&s, major) && '.' == *s++ && number(&s, minor) && '.' == *s++
+           && number(&s, release);
+}
+
 static bool check_running_version(void)
 {
     const char *running = PMIx_Get_version();
     unsigned major = 0, minor = 0, release = 0;
-    bool fits = NULL != running
-                && 3 == sscanf(running, "OpenPMIx %u.%u.%u", &major, &minor, &release)
-                && PMIX_VERSION_MAJOR == major && PMIX_VERSION_MINOR == minor && 2 <= release;
+    bool fits = parse_version(running, &major, &minor, &release)
+                && RSHM_LINE_MAJOR == major && RSHM_LINE_MINOR == minor
+                && RSHM_LINE_MIN_RELEASE <= release;
     if (!fits
         && (verbose_env("PMIX_MCA_gds_base_verbose") || verbose_env("PMIX_MCA_gds_rshm_verbose"))) {
         fprintf(stderr,
-                "gds:rshm: declined (pid %d): built for OpenPMIx %ld.%ld.x (>= %ld.%ld.2), the "
+                "gds:rshm: declined (pid %d): built for OpenPMIx %d.%d.x (>= %d.%d.%d), the "
                 "running libpmix is \"%s\"; the component skips itself and the job runs on the "
                 "other gds components\n",
-                (int) getpid(), (long) PMIX_VERSION_MAJOR, (long) PMIX_VERSION_MINOR,
-                (long) PMIX_VERSION_MAJOR, (long) PMIX_VERSION_MINOR,
-                NULL != running ? running : "(no version)");
+                (int) getpid(), RSHM_LINE_MAJOR, RSHM_LINE_MINOR, RSHM_LINE_MAJOR,
+                RSHM_LINE_MINOR, RSHM_LINE_MIN_RELEASE, NULL != running ? running : "(no version)");
     }
     return fits;
 }
 
-static pmix_status_t component_register(void)
+pmix_status_t rshm_component_register(const pmix_mca_base_component_t *component)
 {
     version_fits = check_running_version();
     if (!version_fits) {
@@ -712,30 +717,16 @@ static pmix_status_t component_register(void)
          * in 4.2 and 5.0 alike (pmix_mca_base_components_register.c). */
         return PMIX_ERR_NOT_AVAILABLE;
     }
-    return rshm_register_params(&pmix_mca_gds_rshm_component.base);
+    return rshm_register_params(component);
 }
 
-static int component_query(pmix_mca_base_module_t **module, int *priority)
+int rshm_component_query(pmix_gds_base_module_t *module, pmix_mca_base_module_t **out,
+                         int *priority)
 {
     if (!version_fits) {
         return PMIX_ERR_NOT_AVAILABLE;
     }
     *priority = RSHM_PRIORITY;
-    *module = (pmix_mca_base_module_t *) &rshm_module;
+    *out = (pmix_mca_base_module_t *) module;
     return PMIX_SUCCESS;
 }
-
-PMIX_EXPORT pmix_gds_base_component_t pmix_mca_gds_rshm_component = {
-    .base = {
-        PMIX_GDS_BASE_VERSION_1_0_0,
-        .pmix_mca_component_name = RSHM_NAME,
-        PMIX_MCA_BASE_MAKE_VERSION(component, PMIX_MAJOR_VERSION, PMIX_MINOR_VERSION,
-                                   PMIX_RELEASE_VERSION),
-        .pmix_mca_query_component = component_query,
-        .pmix_mca_register_component_params = component_register,
-    },
-    .data = {
-        .param_field = PMIX_MCA_BASE_METADATA_PARAM_CHECKPOINT,
-    },
-    .priority = RSHM_PRIORITY,
-};

@@ -8,13 +8,7 @@
  * because the component does not link the tool's sources.
  */
 
-#include "src/include/pmix_config.h"
-#include "pmix_common.h"
-#include "pmix_version.h"
-
-#if !defined(PMIX_VERSION_MAJOR) || PMIX_VERSION_MAJOR != 4L || PMIX_VERSION_MINOR != 2L
-#    error "record.c is written for OpenPMIx 4.2 (see docs/openpmix.md)"
-#endif
+#include "line.h"
 
 #include <ctype.h>
 #include <errno.h>

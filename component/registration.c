@@ -3,13 +3,7 @@
  * registration the store refused (component/gds_rshm.c's add_nspace and setup_fork).
  */
 
-#include "src/include/pmix_config.h"
-#include "pmix_common.h"
-#include "pmix_version.h"
-
-#if !defined(PMIX_VERSION_MAJOR) || PMIX_VERSION_MAJOR != 4L || PMIX_VERSION_MINOR != 2L
-#    error "registration.c is written for OpenPMIx 4.2 (see docs/openpmix.md)"
-#endif
+#include "line.h"
 
 #include <pthread.h>
 #include <stdbool.h>

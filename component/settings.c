@@ -6,13 +6,7 @@
  * its store later (the first add_nspace or setup_fork), with rshm_open_info.
  */
 
-#include "src/include/pmix_config.h"
-#include "pmix_common.h"
-#include "pmix_version.h"
-
-#if !defined(PMIX_VERSION_MAJOR) || PMIX_VERSION_MAJOR != 4L || PMIX_VERSION_MINOR != 2L
-#    error "settings.c is written for OpenPMIx 4.2 (see docs/openpmix.md)"
-#endif
+#include "line.h"
 
 #include <stdbool.h>
 #include <stdint.h>

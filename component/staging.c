@@ -7,13 +7,7 @@
  * peer can see a fence released before the commits it follows are published.
  */
 
-#include "src/include/pmix_config.h"
-#include "pmix_common.h"
-#include "pmix_version.h"
-
-#if !defined(PMIX_VERSION_MAJOR) || PMIX_VERSION_MAJOR != 4L || PMIX_VERSION_MINOR != 2L
-#    error "staging.c is written for OpenPMIx 4.2 (see docs/openpmix.md)"
-#endif
+#include "line.h"
 
 #include <pthread.h>
 #include <stdbool.h>

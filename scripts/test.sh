@@ -28,8 +28,10 @@ step "MPI jobs on each gds, smoke (2 ranks, 1 round; checks every answer)"
 bash component/bench/mpi-bench.sh 2 1 64
 
 if [ "$(id -u)" -eq 0 ]; then
-  step "a component built for another OpenPMIx never breaks a job: the 4.2 component under OpenPMIx 5.0.7 (Debian 13 chroot, scripts/chroot.sh; built once, ~2 min)"
+  step "a component built for another OpenPMIx never breaks a job: the 4.2 component under OpenPMIx 5.0.7 (Debian 13 chroot, scripts/chroot.sh; built once, ~2 min), the 5.0 one under this host's 4.2.2"
   bash component/tests/wrong-version.sh
+  step "the component of each OpenPMIx line under its mpirun: 4.2.2 / Open MPI 4.1.4 here, 5.0.7 / Open MPI 5.0.7 in the Debian 13 chroot; every registered key and card equal to gds/hash's, cards from the store (~40 s)"
+  bash component/tests/jobs.sh
   step "server preload under OpenPMIx 7.0 (Debian unstable chroot, PRRTE 5's PMIX_REGEX2 maps; built once, ~2.5 min)"
   bash server-shim/preload/tests/regex2.sh
 fi

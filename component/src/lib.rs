@@ -1,4 +1,5 @@
-//! The Rust half of `pmix_mca_gds_rshm.so`, rshm's gds component for the OpenPMIx 4.2 line.
+//! The Rust half of `pmix_mca_gds_rshm.so`, rshm's gds component for the OpenPMIx 4.2 and 5.0
+//! lines: one staticlib, linked into each line's build.
 //!
 //! The component is a small C adapter (`component/gds_rshm.c`, compiled against OpenPMIx's
 //! internal headers) linked with this crate's staticlib, which holds both shims (server-shim's
@@ -11,8 +12,10 @@
 //! else, and whatever the policy does not answer from the store, is `PMIX_ERR_NOT_FOUND`, and
 //! libpmix answers it with gds/hash as it would without rshm. docs/openpmix.md is the guide.
 //!
-//! Everything specific to OpenPMIx 4.2 lives in `component/`: this filter, the C adapter and
-//! its Makefile (which refuses to build against another OpenPMIx version).
+//! Everything specific to OpenPMIx lives in `component/`: this filter, the C adapter (the
+//! shared `gds_rshm.c` and one file per line, `v42.c` and `v50.c`) and its Makefile (which
+//! builds for one line at a time, `PMIX_LINE`). The filter is 4.2.2's and serves the 5.0 line
+//! as well: every answer of `component/tests/jobs.sh` under OpenPMIx 5.0.7 equals gds/hash's.
 
 #![deny(unsafe_code)]
 
