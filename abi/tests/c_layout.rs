@@ -394,7 +394,9 @@ fn every_table_names_every_constant() {
         }
     }
     for n in const_names(&root.join("../gds/src/value.rs"), "types") {
-        if !has("type PMIX_", &n) {
+        // PMIX_REGEX2 (74) is OpenPMIx 7.0's, absent from 4.2.2's header; regex2.sh (the
+        // server preload in the Debian unstable chroot) uses it against the real one.
+        if n != "REGEX2" && !has("type PMIX_", &n) {
             missing.push(format!("gds::value::types::{n}"));
         }
     }
