@@ -23,10 +23,26 @@
 
 unsigned long long rshm_store_cpu_ns = 0, hash_store_cpu_ns = 0;
 
+/* $RSHM_GDS_STATS, read once: without it nothing is timed (a thread CPU clock reading is a
+ * system call, and the store path makes three per key). */
+static pthread_once_t stats_once = PTHREAD_ONCE_INIT;
+static bool stats_on = false;
+
+static void read_stats_setting(void)
+{
+    stats_on = NULL != getenv("RSHM_GDS_STATS");
+}
+
+bool rshm_stats_on(void)
+{
+    pthread_once(&stats_once, read_stats_setting);
+    return stats_on;
+}
+
 unsigned long long rshm_thread_cpu_ns(void)
 {
     struct timespec ts;
-    if (0 != clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) {
+    if (!rshm_stats_on() || 0 != clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) {
         return 0;
     }
     return (unsigned long long) ts.tv_sec * 1000000000ULL + (unsigned long long) ts.tv_nsec;
@@ -39,6 +55,9 @@ static unsigned long long probe_ns = ~0ULL;
 unsigned long long rshm_cpu_interval(unsigned long long from, unsigned long long to)
 {
     unsigned long long d = to - from;
+    if (!rshm_stats_on()) {
+        return 0;
+    }
     if (~0ULL == probe_ns) {
         unsigned long long least = ~0ULL;
         for (int i = 0; i < 32; i++) {

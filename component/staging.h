@@ -5,6 +5,8 @@
 #ifndef RSHM_GDS_STAGING_H
 #define RSHM_GDS_STAGING_H
 
+#include <stdbool.h>
+
 #include "pmix_common.h"
 #include "rshm_server.h"
 #include "src/include/pmix_globals.h"
@@ -19,7 +21,9 @@ void rshm_flush_staged(rshm_server_t *s);
  * staged. */
 void rshm_staging_finalize(rshm_server_t *s);
 
-/* CPU time of the calling thread, in nanoseconds. */
+/* Whether $RSHM_GDS_STATS asked for the counters (read once). */
+bool rshm_stats_on(void);
+/* CPU time of the calling thread, in nanoseconds; 0, without a reading, unless rshm_stats_on. */
 unsigned long long rshm_thread_cpu_ns(void);
 /* The CPU time between two rshm_thread_cpu_ns readings, less the reading's own cost (a
  * system call of about a microsecond here, which per-key intervals would otherwise count). */

@@ -47,8 +47,7 @@ pub fn hold(argv: &[String]) -> Result<(), String> {
     w.close().map_err(|e| e.to_string())
 }
 
-/// fork(2): true in the parent, false in the child.
-#[allow(unsafe_code)]
+/// fork(2): true in the parent, false in the child. The crate's only `unsafe`.
 fn fork() -> Result<bool, String> {
     // SAFETY: this process is single-threaded here (`hold` starts no thread, and a table this
     // small is written without the prefault helper), so the child may run anything; it

@@ -7,7 +7,9 @@
 #
 # Get rank = PMIX_LOCAL_RANK of a peer (a reserved proc key); Get card = a peer's 64 B card
 # after a collecting fence. Each round runs every column once (interleaved, so machine noise
-# hits them alike); each line is the median over ranks and rounds. Ranks are oversubscribed on this node (2 cores here).
+# hits them alike); each line is the median over ranks and rounds, and the script fails (status
+# 1) when one cannot be computed (a run that printed no number). Ranks are oversubscribed on
+# this node (2 cores here).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NP=${1:-4}; ROUNDS=${2:-3}; GETS=${3:-4096}
@@ -46,13 +48,17 @@ for r in $(seq "$ROUNDS"); do
 done
 printf '\r%60s\r' '' >&2
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-field() { awk -v k="$2" '{for (i=1;i<NF;i++) if ($i==k) print $(i+1)}' "$OUT/$1.txt" | median; }
+# The median over ranks and rounds of a column's KEY, divided by DIV, as FMT (median.awk). An
+# assignment, so that a value that cannot be computed ends the script (set -e) with status 1.
+median() { awk -v key="$2" -v div="$3" -v fmt="$4" -f component/bench/median.awk "$OUT/$1.txt"; }
 printf '%-24s %12s %10s %14s %14s %14s\n' column "MPI_Init" fence "Get rank p50" "Get card p50" "ranks"
 for c in "${COLUMNS[@]}"; do
-  printf '%-24s %9.1f ms %7.0f µs %11.0f ns %11.0f ns %14s\n' "$c" \
-    "$(echo "$(field "$c" init_us) / 1000" | bc -l)" "$(field "$c" fence_us)" \
-    "$(field "$c" job_p50_ns)" "$(field "$c" card_p50_ns)" "$(wc -l <"$OUT/$c.txt")"
+  init=$(median "$c" init_us 1000 %.1f)
+  fence=$(median "$c" fence_us 1 %.0f)
+  job=$(median "$c" job_p50_ns 1 %.0f)
+  card=$(median "$c" card_p50_ns 1 %.0f)
+  printf '%-24s %9s ms %7s µs %11s ns %11s ns %14s\n' "$c" "$init" "$fence" "$job" "$card" \
+    "$(wc -l <"$OUT/$c.txt")"
 done
 # Who answered: the component's and the preload's counters (a file per process, at exit).
 sum() { cat "$1"/* 2>/dev/null | awk '{for (i=1;i<NF;i++) if ($i ~ /^[a-z]+$/ && $(i+1) ~ /^[0-9]+$/) s[$i]+=$(i+1)} END {for (k in s) printf "%s %d  ", k, s[k]}'; }

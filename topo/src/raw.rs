@@ -1,7 +1,6 @@
 //! The crate's only unsafe code: an hwloc topology handed to C callers as the raw
 //! `hwloc_topology_t` a `pmix_topology_t` carries (`PMIx_Load_topology`), loaded from XML as
 //! libpmix 4.2.2's `load_xml` loads one (this system's, important I/O objects kept).
-#![allow(unsafe_code)]
 
 use std::ffi::c_void;
 use std::ptr;

@@ -8,6 +8,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use hwlocality::cpu::cpuset::CpuSet;
 use hwlocality::object::types::ObjectType;
@@ -18,7 +19,15 @@ use topo::{cpulist, locality_string, relative_locality, RelativeError};
 const TAKE_NEXT_OPTION: i32 = -1366;
 const PMIX_ERROR: i32 = -1;
 
-fn checker() -> PathBuf {
+/// locality-check, built once per test process: tests run as threads of one process under
+/// `cargo test`, and one building it while another runs it made that exec fail ("Text file
+/// busy").
+fn checker() -> &'static Path {
+    static CHECKER: OnceLock<PathBuf> = OnceLock::new();
+    CHECKER.get_or_init(build_checker)
+}
+
+fn build_checker() -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/pmix-host/locality-check.c");
     let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("locality-check-{}", std::process::id()));

@@ -51,11 +51,11 @@ mod registration;
 use registration::registration;
 
 extern "C" fn close_hook() {
-    ffi_void(crate::close)
+    ffi_void(crate::close_at_exit)
 }
 
 /// Remove the store at exit when the host never finalizes.
-pub(crate) fn close_at_exit() {
+pub(crate) fn register_exit_hook() {
     // SAFETY: registering a plain extern "C" fn (which catches its own panics) with atexit.
     unsafe { libc::atexit(close_hook) };
 }

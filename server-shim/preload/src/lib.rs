@@ -30,7 +30,8 @@
 mod exports;
 
 use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use gds::jobdata::RegInfo;
 use gds::Info;
@@ -49,6 +50,11 @@ struct Store {
 }
 
 static STORE: Mutex<Option<Store>> = Mutex::new(None);
+
+/// The pid of the process that opened the store (0: none), readable without the lock: the exit
+/// hook checks it first, so that a child the host forked never touches a lock another thread
+/// of its parent may have held at the fork (it would wait forever for a thread it does not have).
+static OWNER: AtomicU32 = AtomicU32::new(0);
 
 /// A panic inside one call (caught at the export's boundary) fails that call only: the state
 /// it leaves is the server's own, consistent at every publication.
@@ -88,7 +94,8 @@ pub(crate) fn open(infos: &[Info]) {
                 published: HashSet::new(),
                 psets_off: false,
             });
-            exports::close_at_exit();
+            OWNER.store(std::process::id(), Ordering::Release);
+            exports::register_exit_hook();
         }
         Err(e) => log(|| format!("no store: {e}")),
     }
@@ -171,9 +178,26 @@ pub(crate) fn client_env(ns: &str, rank: u32) -> Vec<(&'static str, String)> {
     }
 }
 
-/// After `PMIx_server_finalize` (or at exit): remove the store, in the process that opened it.
+/// After `PMIx_server_finalize`: remove the store, in the process that opened it.
 pub(crate) fn close() {
-    let mut st = store();
+    close_locked(store());
+}
+
+/// At exit: as [`close`], but never waiting. In a child the host forked: nothing, without
+/// touching the lock. With the lock held by another thread (inside a call): the store is left
+/// to the next server's sweep rather than exit waiting for a thread that may never return.
+pub(crate) fn close_at_exit() {
+    if OWNER.load(Ordering::Acquire) != std::process::id() {
+        return;
+    }
+    match STORE.try_lock() {
+        Ok(st) => close_locked(st),
+        Err(TryLockError::Poisoned(e)) => close_locked(e.into_inner()),
+        Err(TryLockError::WouldBlock) => {}
+    }
+}
+
+fn close_locked(mut st: MutexGuard<'_, Option<Store>>) {
     if st.as_ref().is_some_and(|s| s.pid == std::process::id()) {
         if let Some(s) = st.take() {
             let path = s.server.path().display().to_string();

@@ -4,10 +4,14 @@
 //! whose registration it refused, re-registered so, deregistered or unknown), replacing a stale
 //! RSHM_STORE and keeping the host's own entries; PMIX_USERID / PMIX_GRPID from
 //! PMIx_server_init become the store's readers; finalize leaves nothing in the base directory.
+//! A host that forks while another of its threads is inside the preload (tests/c/fork_exit.c)
+//! has a child that can exit without exec, and can exit itself.
 
+use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -43,9 +47,10 @@ fn pkg_config(arg: &str) -> Vec<String> {
         .collect()
 }
 
-fn build_host(dir: &Path) -> PathBuf {
-    let exe = dir.join("host_calls");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/host_calls.c");
+/// Compile `tests/c/NAME.c` against libpmix into `dir`.
+fn build_host(dir: &Path, name: &str) -> PathBuf {
+    let exe = dir.join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     let st = Command::new("cc")
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
         .arg(&exe)
@@ -54,7 +59,7 @@ fn build_host(dir: &Path) -> PathBuf {
         .args(pkg_config("--libs"))
         .status()
         .expect("cc");
-    assert!(st.success(), "compiling host_calls.c failed");
+    assert!(st.success(), "compiling {name}.c failed");
     exe
 }
 
@@ -88,7 +93,7 @@ fn run(exe: &Path, base: &Path, preload: Option<&Path>) -> (Vec<String>, String)
 fn the_host_gets_libpmix_statuses_and_its_clients_the_store_of_registered_namespaces() {
     let preload = preload();
     let dir = tempfile::tempdir().expect("tempdir");
-    let exe = build_host(dir.path());
+    let exe = build_host(dir.path(), "host_calls");
     let base = dir.path().join("base");
     std::fs::create_dir(&base).expect("base dir");
 
@@ -166,4 +171,50 @@ fn the_host_gets_libpmix_statuses_and_its_clients_the_store_of_registered_namesp
         "refused registrations not logged:\n{log}"
     );
     assert!(!Path::new(&store).exists(), "the store outlived finalize");
+}
+
+/// The preload's exit hook never waits for its lock: a child forked while another thread of
+/// the host held it (blocked in the preload, writing its log line to a full pipe) exits, and so
+/// does the host, that thread still blocked.
+#[test]
+fn a_host_forked_while_a_thread_is_inside_the_preload_exits_and_so_does_its_child() {
+    let preload = preload();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exe = build_host(dir.path(), "fork_exit");
+    let base = dir.path().join("base");
+    std::fs::create_dir(&base).expect("base dir");
+    let mut host = Command::new(&exe)
+        .env("PMIX_MCA_gds", "hash")
+        .env("RSHM_DIR", &base)
+        .env("RSHM_PRELOAD_VERBOSE", "1")
+        .env("LD_PRELOAD", &preload)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run fork_exit");
+    // The child's wait is bounded inside (10 s); the host's own exit is bounded here.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(st) = host.try_wait().expect("wait") {
+            break Some(st);
+        }
+        if Instant::now() > deadline {
+            host.kill().expect("kill");
+            host.wait().expect("wait");
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut out = String::new();
+    host.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .expect("stdout");
+    let status = status.unwrap_or_else(|| panic!("the host hung at exit:\n{out}"));
+    assert_eq!(
+        out, "init SUCCESS\nchild exited 0\n",
+        "the child (or the host) did not exit ({status})"
+    );
+    assert!(status.success(), "host: {status}\n{out}");
 }
