@@ -48,7 +48,19 @@ static pmix_status_t fetch(struct pmix_peer_t *peer, const pmix_proc_t *proc, pm
         }
         return PMIX_ERR_NOT_FOUND;
     }
-    return rshm_fetch_client(proc, key, info, ninfo, kvs);
+    pmix_status_t rc = rshm_fetch_client(proc, key, info, ninfo, kvs);
+    if (PMIX_ERR_NOT_FOUND != rc) {
+        return rc;
+    }
+    /* Not the store's to answer: the client's own hash, which holds the job data
+     * (store_job_info). PMIx_Get would ask it next anyway, but 5.0.7's internal lookups (the
+     * topology a client takes from its server at init, among them) ask this module alone: left
+     * at NOT_FOUND, a client loads its own topology from /sys (~0.2 s per process). */
+    pmix_gds_base_module_t *hash = rshm_hash_module();
+    if (NULL != hash && NULL != hash->fetch) {
+        return hash->fetch(peer, proc, scope, copy, key, info, ninfo, kvs);
+    }
+    return rc;
 }
 
 /* Server, at a fence's completion, for the release message to `peer`: hash's (it adds nothing

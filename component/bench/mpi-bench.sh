@@ -1,32 +1,56 @@
 #!/usr/bin/env bash
-# MPI_Init time and PMIx_Get p50 inside Open MPI 4.1.4 jobs, side by side in one run:
-# OpenPMIx hash, OpenPMIx ds21, rshm's gds component, and the component plus the preloaded
-# PMIx_Get (librshm_preload.so answers from the store the component's server exported).
+# MPI_Init time and PMIx_Get p50 inside Open MPI jobs, side by side in one run, for one OpenPMIx
+# line: OpenPMIx hash, the clients' default store (ds21 on 4.2, shmem2 on 5.0), rshm's gds
+# component, and the component plus the preloaded PMIx_Get (librshm_preload.so answers from the
+# store the component's server exported).
 #
-#   bash component/bench/mpi-bench.sh [NP] [ROUNDS] [GETS]     (defaults 4 3 4096)
+#   bash component/bench/mpi-bench.sh [NP] [ROUNDS] [GETS]            (defaults 4 3 4096)
+#   LINE=5.0 bash component/bench/mpi-bench.sh [NP] [ROUNDS] [GETS]   OpenPMIx 5.0.7 / Open MPI
+#       5.0.7 in the Debian 13 chroot (scripts/chroot.sh; root only)
 #
 # Get rank = PMIX_LOCAL_RANK of a peer (a reserved proc key); Get card = a peer's 64 B card
 # after a collecting fence. Each round runs every column once (interleaved, so machine noise
-# hits them alike); each line is the median over ranks and rounds, and the script fails (status
-# 1) when one cannot be computed (a run that printed no number). Ranks are oversubscribed on
+# hits them alike); each line is the median over ranks and rounds. Ranks are oversubscribed on
 # this node (2 cores here).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NP=${1:-4}; ROUNDS=${2:-3}; GETS=${3:-4096}
-make -s -C component >/dev/null
-cargo build -q --release -p rshm-preload
+LINE=${LINE:-4.2}
+TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+case "$TARGET" in /*) ;; *) TARGET="$PWD/$TARGET" ;; esac
+if [ "$LINE" != 4.2 ] && [ -z "${RSHM_IN_CHROOT:-}" ]; then
+  # The Rust half is built here; the line's component is compiled inside, against its headers.
+  [ "$LINE" = 5.0 ] || { echo "mpi-bench: LINE must be 4.2 or 5.0" >&2; exit 2; }
+  [ "$(id -u)" -eq 0 ] || { echo "mpi-bench: LINE=5.0 needs root (the Debian 13 chroot)" >&2; exit 2; }
+  case "$TARGET" in "$PWD"/*) ;; *) echo "mpi-bench: the target directory must be inside the checkout" >&2; exit 2 ;; esac
+  cargo build -q --release -p rshm-gds-component -p rshm-preload
+  bash scripts/chroot.sh build trixie >/dev/null
+  exec bash scripts/chroot.sh run --bind-rw "$PWD" trixie env RSHM_IN_CHROOT=1 LINE=5.0 \
+    CARGO_TARGET_DIR="/rshm/${TARGET#"$PWD"/}" bash /rshm/component/bench/mpi-bench.sh "$NP" "$ROUNDS" "$GETS"
+fi
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
+PRELOAD="$TARGET/release/librshm_preload.so"
+if [ "$LINE" = 4.2 ]; then
+  make -s -C component >/dev/null
+  cargo build -q --release -p rshm-preload
+  COMP="$TARGET/release/gds-component"
+  DEFAULT=ds21
+else
+  COMP="$TARGET/release/gds-component-5.0"
+  make -s -C component PMIX_LINE=5.0 RSHM_A="$TARGET/release/librshm_component.a" OUT="$COMP" >/dev/null
+  DEFAULT=shmem2
+  # Shared memory between the ranks (the TCP BTL finds no pairing in a chroot).
+  export OMPI_MCA_btl=self,sm
+fi
 mpicc -O2 $(pkg-config --cflags pmix) -o "$OUT/mpi_init_get" component/bench/mpi_init_get.c \
   $(pkg-config --libs pmix)
-TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
-COMP="$TARGET/release/gds-component"
-PRELOAD="$TARGET/release/librshm_preload.so"
-COLUMNS=("hash" "ds21" "rshm-component" "rshm-component+preload")
+COLUMNS=("hash" "$DEFAULT" "rshm-component" "rshm-component+preload")
 
 run() { # column round
   local gds=hash pre=""
   case $1 in
     ds21) gds="ds21,hash" ;;
+    shmem2) gds="shmem2,hash" ;;
     rshm-component) gds="rshm,hash" ;;
     rshm-component+preload) gds="rshm,hash"; pre=$PRELOAD ;;
   esac
@@ -39,7 +63,7 @@ run() { # column round
       "$OUT/mpi_init_get" "$GETS" >>"$OUT/$1.txt"
 }
 
-echo "mpi-bench: np=$NP rounds=$ROUNDS gets=$GETS cores=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "mpi-bench: OpenPMIx $(pkg-config --modversion pmix), np=$NP rounds=$ROUNDS gets=$GETS cores=$(nproc) load=$(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
   for c in "${COLUMNS[@]}"; do
     printf '\r  round %s/%s: %-24s' "$r" "$ROUNDS" "$c" >&2
