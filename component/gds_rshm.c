@@ -224,8 +224,8 @@ void rshm_finalize(void)
     }
     write_stats();
     if (client_attached) {
+        __atomic_store_n(&client_attached, false, __ATOMIC_RELEASE);
         rshm_client_detach();
-        client_attached = false;
     }
     if (NULL != server) {
         rshm_server_t *s = server;
@@ -278,7 +278,7 @@ pmix_status_t rshm_assign_module(pmix_info_t *info, size_t ninfo, int *priority)
             } else {
                 rc = rshm_client_attach(NULL, NULL);
                 if (PMIX_SUCCESS == rc || PMIX_ERR_EXISTS == rc) {
-                    client_attached = true;
+                    __atomic_store_n(&client_attached, true, __ATOMIC_RELEASE);
                     rc = PMIX_SUCCESS;
                 } else {
                     /* PMIX_ERR_NO_PERMISSIONS: not readable, or not owned by the uid
@@ -383,8 +383,11 @@ pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_
     }
     t1 = rshm_thread_cpu_ns();
     hash_store_cpu_ns += rshm_cpu_interval(t0, t1);
+    /* Values of the three data scopes only: not PMIX_INTERNAL, nor 7.0's removals
+     * (PMIX_DEL_*: hash took the key out above; the store keeps what it published). */
     if (!is_server() || NULL == kv || NULL == kv->key || NULL == kv->value
-        || PMIX_INTERNAL == scope || PMIX_CHECK_RESERVED_KEY(kv->key)) {
+        || (PMIX_LOCAL != scope && PMIX_REMOTE != scope && PMIX_GLOBAL != scope)
+        || PMIX_CHECK_RESERVED_KEY(kv->key)) {
         return rc;
     }
     s = server_store();
@@ -407,6 +410,9 @@ typedef struct {
 static bool local_rank(pmix_namespace_t *nptr, pmix_rank_t rank)
 {
     pmix_rank_info_t *info;
+    if (NULL == nptr) {
+        return false;
+    }
     PMIX_LIST_FOREACH (info, &nptr->ranks, pmix_rank_info_t) {
         if (info->pname.rank == rank) {
             return true;
@@ -415,15 +421,71 @@ static bool local_rank(pmix_namespace_t *nptr, pmix_rank_t rank)
     return false;
 }
 
+/* One value of a fence's data into the batch, which takes `kv` (released with the batch).
+ * Reserved keys, a local proc's data and anything without a value are released at once. */
+static pmix_status_t batch_add(modex_batch_t *b, const pmix_proc_t *proc, pmix_kval_t *kv)
+{
+    /* A local proc's data is in the store already (its commit: LOCAL/GLOBAL); what a fence
+     * brings back of it is REMOTE/GLOBAL, which local peers must not see (5.3). */
+    if (local_rank(b->nptr, proc->rank) || NULL == kv->key || NULL == kv->value
+        || PMIX_CHECK_RESERVED_KEY(kv->key)) {
+        PMIX_RELEASE(kv);
+        return PMIX_SUCCESS;
+    }
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        rshm_posted_t *items = realloc(b->items, cap * sizeof(*items));
+        pmix_kval_t **kvs;
+        if (NULL == items) {
+            PMIX_RELEASE(kv);
+            return PMIX_ERR_NOMEM;
+        }
+        b->items = items;
+        kvs = realloc(b->kvs, cap * sizeof(*kvs));
+        if (NULL == kvs) {
+            PMIX_RELEASE(kv);
+            return PMIX_ERR_NOMEM;
+        }
+        b->kvs = kvs;
+        b->cap = cap;
+    }
+    memset(&b->items[b->n], 0, sizeof(rshm_posted_t));
+    PMIX_LOAD_PROCID(&b->items[b->n].proc, proc->nspace, proc->rank);
+    b->items[b->n].scope = PMIX_REMOTE;
+    b->items[b->n].key = kv->key;
+    b->items[b->n].value = kv->value;
+    b->kvs[b->n] = kv;
+    b->n++;
+    return PMIX_SUCCESS;
+}
+
+/* Publish the batch as one generation (when `store`), then release it. */
+static void batch_finish(rshm_server_t *s, modex_batch_t *b, bool store)
+{
+    if (store && 0 < b->n) {
+        pmix_status_t rc2 = rshm_server_store_fence(s, b->items, b->n);
+        if (PMIX_SUCCESS != rc2) {
+            log_error("store_fence", rc2, true);
+            withdraw_batch(s, b->items, b->n);
+        }
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        PMIX_RELEASE(b->kvs[i]);
+    }
+    free(b->items);
+    free(b->kvs);
+    b->items = NULL;
+    b->kvs = NULL;
+    b->n = b->cap = 0;
+}
+
+#if RSHM_PMIX_LINE < 70
 static pmix_status_t modex_proc(pmix_gds_base_ctx_t ctx, pmix_proc_t *proc,
                                 pmix_gds_modex_key_fmt_t key_fmt, char **kmap,
                                 pmix_buffer_t *pbkt)
 {
     modex_batch_t *b = (modex_batch_t *) ctx;
     pmix_status_t rc;
-    /* A local proc's data is in the store already (its commit: LOCAL/GLOBAL); what a fence
-     * brings back of it is REMOTE/GLOBAL, which local peers must not see (5.3). */
-    bool skip = local_rank(b->nptr, proc->rank);
 
     for (;;) {
         pmix_kval_t *kv = PMIX_NEW(pmix_kval_t);
@@ -435,34 +497,10 @@ static pmix_status_t modex_proc(pmix_gds_base_ctx_t ctx, pmix_proc_t *proc,
             PMIX_RELEASE(kv);
             break;
         }
-        if (skip || NULL == kv->key || NULL == kv->value || PMIX_CHECK_RESERVED_KEY(kv->key)) {
-            PMIX_RELEASE(kv);
-            continue;
+        rc = batch_add(b, proc, kv);
+        if (PMIX_SUCCESS != rc) {
+            return rc;
         }
-        if (b->n == b->cap) {
-            size_t cap = b->cap ? 2 * b->cap : 64;
-            rshm_posted_t *items = realloc(b->items, cap * sizeof(*items));
-            pmix_kval_t **kvs;
-            if (NULL == items) {
-                PMIX_RELEASE(kv);
-                return PMIX_ERR_NOMEM;
-            }
-            b->items = items;
-            kvs = realloc(b->kvs, cap * sizeof(*kvs));
-            if (NULL == kvs) {
-                PMIX_RELEASE(kv);
-                return PMIX_ERR_NOMEM;
-            }
-            b->kvs = kvs;
-            b->cap = cap;
-        }
-        memset(&b->items[b->n], 0, sizeof(rshm_posted_t));
-        PMIX_LOAD_PROCID(&b->items[b->n].proc, proc->nspace, proc->rank);
-        b->items[b->n].scope = PMIX_REMOTE;
-        b->items[b->n].key = kv->key;
-        b->items[b->n].value = kv->value;
-        b->kvs[b->n] = kv;
-        b->n++;
     }
     if (PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER == rc) {
         rc = PMIX_SUCCESS;
@@ -470,7 +508,7 @@ static pmix_status_t modex_proc(pmix_gds_base_ctx_t ctx, pmix_proc_t *proc,
     return rc;
 }
 
-/* Server, at fence completion with PMIX_COLLECT_DATA when the host returned data. */
+/* Server, at fence completion with PMIX_COLLECT_DATA when the host returned data (4.2, 5.0). */
 pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t *buff,
                                       void *cbdata)
 {
@@ -486,18 +524,7 @@ pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t *buff,
         /* committed values first: the fence's data is newer */
         rshm_flush_staged(s);
         rc = pmix_gds_base_store_modex(ns, buff, &b, modex_proc, cbdata);
-        if (PMIX_SUCCESS == rc && 0 < b.n) {
-            pmix_status_t rc2 = rshm_server_store_fence(s, b.items, b.n);
-            if (PMIX_SUCCESS != rc2) {
-                log_error("store_fence", rc2, true);
-                withdraw_batch(s, b.items, b.n);
-            }
-        }
-        for (size_t i = 0; i < b.n; i++) {
-            PMIX_RELEASE(b.kvs[i]);
-        }
-        free(b.items);
-        free(b.kvs);
+        batch_finish(s, &b, PMIX_SUCCESS == rc);
         /* hash reads the same envelope */
         buff->unpack_ptr = start;
     }
@@ -509,6 +536,92 @@ pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t *buff,
     hash_store_cpu_ns += rshm_cpu_interval(t1, rshm_thread_cpu_ns());
     return rc;
 }
+#else
+/* 7.0: the envelope walker's callback carries no context; store_modex runs in the progress
+ * thread, one walk at a time, so the walk's batch is this. */
+static modex_batch_t *walk_batch = NULL;
+
+/* One proc's blob: its pmix_kval_t's, packed as gds/hash unpacks them. A value of type
+ * PMIX_UNDEF is a removal (hash takes the key out; the store keeps what it published). */
+static pmix_status_t modex_proc(pmix_proc_t *proc, pmix_buffer_t *pbkt, uint8_t kind)
+{
+    modex_batch_t *b = walk_batch;
+    pmix_status_t rc;
+    int32_t cnt;
+    PMIX_HIDE_UNUSED_PARAMS(kind);
+
+    if (NULL == pbkt || NULL == b) {
+        return PMIX_SUCCESS;
+    }
+    for (;;) {
+        pmix_kval_t *kv = PMIX_NEW(pmix_kval_t);
+        if (NULL == kv) {
+            return PMIX_ERR_NOMEM;
+        }
+        cnt = 1;
+        PMIX_BFROPS_UNPACK(rc, pmix_globals.mypeer, pbkt, kv, &cnt, PMIX_KVAL);
+        if (PMIX_SUCCESS != rc) {
+            PMIX_RELEASE(kv);
+            break;
+        }
+        if (NULL != kv->value && PMIX_UNDEF == kv->value->type) {
+            PMIX_RELEASE(kv);
+            continue;
+        }
+        rc = batch_add(b, proc, kv);
+        if (PMIX_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    if (PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER == rc) {
+        rc = PMIX_SUCCESS;
+    }
+    return rc;
+}
+
+static pmix_namespace_t *find_nspace(const char *nspace)
+{
+    pmix_namespace_t *ns;
+    if (NULL == nspace) {
+        return NULL;
+    }
+    PMIX_LIST_FOREACH (ns, &pmix_globals.nspaces, pmix_namespace_t) {
+        if (PMIX_CHECK_NSPACE(ns->nspace, nspace)) {
+            return ns;
+        }
+    }
+    return NULL;
+}
+
+/* Server (7.0), at fence completion with PMIX_COLLECT_DATA, once per participating namespace
+ * whose local clients chose rshm: that namespace's blobs (all of them when `nspace` is NULL)
+ * into the store as one generation, then the same envelope to the server's hash. */
+pmix_status_t rshm_store_modex70(pmix_buffer_t *buff, const char *nspace, void *cbdata)
+{
+    pmix_gds_base_module_t *hash = hash_module();
+    modex_batch_t b = {.nptr = find_nspace(nspace), .status = PMIX_SUCCESS};
+    rshm_server_t *s = server_store();
+    char *start = buff->unpack_ptr;
+    pmix_status_t rc = PMIX_SUCCESS;
+    unsigned long long t0 = rshm_thread_cpu_ns(), t1;
+
+    if (NULL != s) {
+        rshm_flush_staged(s);
+        walk_batch = &b;
+        rc = pmix_gds_base_store_modex(buff, nspace, modex_proc, cbdata);
+        walk_batch = NULL;
+        batch_finish(s, &b, PMIX_SUCCESS == rc);
+        buff->unpack_ptr = start;
+    }
+    t1 = rshm_thread_cpu_ns();
+    rshm_store_cpu_ns += rshm_cpu_interval(t0, t1);
+    if (NULL != hash && NULL != hash->store_modex) {
+        rc = hash->store_modex(buff, nspace, cbdata);
+    }
+    hash_store_cpu_ns += rshm_cpu_interval(t1, rshm_thread_cpu_ns());
+    return rc;
+}
+#endif
 
 static pmix_status_t append(pmix_list_t *kvs, const char *key, pmix_value_t *val)
 {
@@ -523,9 +636,10 @@ static pmix_status_t append(pmix_list_t *kvs, const char *key, pmix_value_t *val
     return PMIX_SUCCESS;
 }
 
+/* Read by fetch in any thread (is_tsafe): set once in assign_module, cleared at finalize. */
 bool rshm_client_is_attached(void)
 {
-    return client_attached;
+    return __atomic_load_n(&client_attached, __ATOMIC_ACQUIRE);
 }
 
 /* A client attached to the store, in the caller's thread: whatever rshm_gds42_fetch serves;
@@ -564,6 +678,55 @@ pmix_status_t rshm_setup_fork(const pmix_proc_t *proc, char ***env)
     return PMIX_SUCCESS;
 }
 
+#if RSHM_PMIX_LINE >= 70
+#    include "pmix_server.h"
+/* 7.0's PRRTE registers PMIX_NODE_MAP and PMIX_PROC_MAP as PMIX_REGEX2 (a pmix_regex2_t, in any
+ * encoding), which the store does not read: a shallow copy of the array with those maps
+ * expanded by libpmix's PMIx_parse_regex2 into "raw:LIST" strings (what the server preload does
+ * for the same maps), or NULL when nothing needs it. *maps collects the strings to free. */
+static pmix_info_t *expand_regex2(pmix_info_t info[], size_t ninfo, char ***maps, size_t *nmaps)
+{
+    pmix_info_t *copy = NULL;
+    *maps = NULL;
+    *nmaps = 0;
+    for (size_t i = 0; i < ninfo; i++) {
+        char *list = NULL, *raw;
+        size_t len;
+        if (PMIX_REGEX2 != info[i].value.type || NULL == info[i].value.data.regex2
+            || !(PMIX_CHECK_KEY(&info[i], PMIX_NODE_MAP) || PMIX_CHECK_KEY(&info[i], PMIX_PROC_MAP))) {
+            continue;
+        }
+        if (NULL == copy) {
+            copy = malloc(ninfo * sizeof(*copy));
+            *maps = calloc(ninfo, sizeof(char *));
+            if (NULL == copy || NULL == *maps) {
+                free(copy);
+                free(*maps);
+                *maps = NULL;
+                return NULL;
+            }
+            memcpy(copy, info, ninfo * sizeof(*copy));
+        }
+        if (PMIX_SUCCESS != PMIx_parse_regex2(info[i].value.data.regex2, NULL, 0, &list)
+            || NULL == list) {
+            free(list);
+            continue; /* left as it is: the store refuses it, the job runs on hash */
+        }
+        len = strlen(list);
+        raw = malloc(len + 5);
+        if (NULL != raw) {
+            memcpy(raw, "raw:", 4);
+            memcpy(raw + 4, list, len + 1);
+            copy[i].value.type = PMIX_STRING;
+            copy[i].value.data.string = raw;
+            (*maps)[(*nmaps)++] = raw;
+        }
+        free(list);
+    }
+    return copy;
+}
+#endif
+
 /* Server, at PMIx_server_register_nspace (progress thread), with the registration array. */
 pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, pmix_info_t info[],
                                      size_t ninfo)
@@ -580,7 +743,22 @@ pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, pmix_inf
     }
     /* As the host passed it: a NULL PMIX_STRING (Open MPI's PMIX_LOCALITY_STRING and PMIX_CPUSET
      * of unbound processes) is stored as one, and answered as hash answers it. */
+#if RSHM_PMIX_LINE >= 70
+    {
+        char **maps;
+        size_t nmaps;
+        pmix_info_t *expanded = expand_regex2(info, ninfo, &maps, &nmaps);
+        rc = rshm_server_register_nspace(s, nspace, (int) nlocalprocs,
+                                         NULL != expanded ? expanded : info, ninfo);
+        for (size_t i = 0; i < nmaps; i++) {
+            free(maps[i]);
+        }
+        free(maps);
+        free(expanded);
+    }
+#else
     rc = rshm_server_register_nspace(s, nspace, (int) nlocalprocs, info, ninfo);
+#endif
     /* A refused registration: its clients are not told about the store (setup_fork), so they
      * decline rshm and the job runs on gds/hash. */
     rshm_set_nspace_failed(nspace, PMIX_SUCCESS != rc);
@@ -613,6 +791,7 @@ pmix_status_t rshm_assemb_kvs_req(const pmix_proc_t *proc, pmix_list_t *kvs,
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
+#if RSHM_PMIX_LINE < 70
 /* Client side it is only ever called on hash in 4.2; pass on anyway. */
 pmix_status_t rshm_accept_kvs_resp(pmix_buffer_t *buf)
 {
@@ -622,6 +801,7 @@ pmix_status_t rshm_accept_kvs_resp(pmix_buffer_t *buf)
     }
     return PMIX_ERR_NOT_SUPPORTED;
 }
+#endif
 
 /* Always resolved to hash by the core in 4.2; pass on anyway. */
 pmix_status_t rshm_fetch_arrays(struct pmix_peer_t *pr, pmix_buffer_t *reply)
@@ -694,9 +874,11 @@ static bool check_running_version(void)
 {
     const char *running = PMIx_Get_version();
     unsigned major = 0, minor = 0, release = 0;
+    /* a variable: with 7.0's minimum of 0 the comparison is otherwise always true (-Wtype-limits) */
+    const unsigned min_release = RSHM_LINE_MIN_RELEASE;
     bool fits = parse_version(running, &major, &minor, &release)
                 && RSHM_LINE_MAJOR == major && RSHM_LINE_MINOR == minor
-                && RSHM_LINE_MIN_RELEASE <= release;
+                && min_release <= release;
     if (!fits
         && (verbose_env("PMIX_MCA_gds_base_verbose") || verbose_env("PMIX_MCA_gds_rshm_verbose"))) {
         fprintf(stderr,

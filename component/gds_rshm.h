@@ -1,6 +1,6 @@
 /*
  * gds_rshm.h - what the shared part of the adapter (gds_rshm.c) gives the per-line files
- * (v42.c, v50.c): the gds module functions whose signatures every supported line shares, the
+ * (v42.c, v50.c, v70.c): the gds module functions whose signatures every supported line shares, the
  * client's fetch from the store, the server's own gds/hash module, and the component's
  * registration and query. A per-line file holds only what differs between lines: the module
  * and component structs and the functions whose signatures changed (fetch's peer argument, the
@@ -32,14 +32,21 @@ pmix_status_t rshm_cache_job_info(struct pmix_namespace_t *ns, pmix_info_t info[
 pmix_status_t rshm_register_job_info(struct pmix_peer_t *pr, pmix_buffer_t *reply);
 pmix_status_t rshm_store_job_info(const char *nspace, pmix_buffer_t *buf);
 pmix_status_t rshm_store(const pmix_proc_t *proc, pmix_scope_t scope, pmix_kval_t *kv);
+#if RSHM_PMIX_LINE < 70
 pmix_status_t rshm_store_modex(struct pmix_namespace_t *ns, pmix_buffer_t *buff, void *cbdata);
+#else
+/* 7.0's store_modex (the envelope of the namespace `nspace` of a fence). */
+pmix_status_t rshm_store_modex70(pmix_buffer_t *buff, const char *nspace, void *cbdata);
+#endif
 pmix_status_t rshm_setup_fork(const pmix_proc_t *proc, char ***env);
 pmix_status_t rshm_add_nspace(const char *nspace, uint32_t nlocalprocs, pmix_info_t info[],
                               size_t ninfo);
 pmix_status_t rshm_del_nspace(const char *nspace);
 pmix_status_t rshm_assemb_kvs_req(const pmix_proc_t *proc, pmix_list_t *kvs, pmix_buffer_t *buf,
                                   void *cbdata);
+#if RSHM_PMIX_LINE < 70
 pmix_status_t rshm_accept_kvs_resp(pmix_buffer_t *buf);
+#endif
 pmix_status_t rshm_fetch_arrays(struct pmix_peer_t *pr, pmix_buffer_t *reply);
 
 /* The process's own gds/hash module (every call rshm does not answer is passed on to it), or
