@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # MPI_Init time and PMIx_Get p50 inside Open MPI jobs, side by side in one run, for one OpenPMIx
-# line: OpenPMIx hash, the clients' default store (ds21 on 4.2, shmem2 on 5.0), rshm's gds
+# line: OpenPMIx hash, the clients' default store (ds21 on 4.2, shmem2 on 5.0, shmem3 on 7.0), rshm's gds
 # component, and the component plus the preloaded PMIx_Get (librshm_preload.so answers from the
 # store the component's server exported).
 #
 #   bash component/bench/mpi-bench.sh [NP] [ROUNDS] [GETS]            (defaults 4 3 4096)
 #   LINE=5.0 bash component/bench/mpi-bench.sh [NP] [ROUNDS] [GETS]   OpenPMIx 5.0.7 / Open MPI
 #       5.0.7 in the Debian 13 chroot (scripts/chroot.sh; root only)
+#   LINE=7.0 bash component/bench/mpi-bench.sh [NP] [ROUNDS] [GETS]   OpenPMIx 7.0.0rc1 / Open MPI
+#       6.0.0rc2 in the Debian unstable chroot (root only)
 #
 # Get rank = PMIX_LOCAL_RANK of a peer (a reserved proc key); Get card = a peer's 64 B card
 # after a collecting fence. Each round runs every column once (interleaved, so machine noise
@@ -20,12 +22,12 @@ TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
 case "$TARGET" in /*) ;; *) TARGET="$PWD/$TARGET" ;; esac
 if [ "$LINE" != 4.2 ] && [ -z "${RSHM_IN_CHROOT:-}" ]; then
   # The Rust half is built here; the line's component is compiled inside, against its headers.
-  [ "$LINE" = 5.0 ] || { echo "mpi-bench: LINE must be 4.2 or 5.0" >&2; exit 2; }
-  [ "$(id -u)" -eq 0 ] || { echo "mpi-bench: LINE=5.0 needs root (the Debian 13 chroot)" >&2; exit 2; }
+  case "$LINE" in 5.0) suite=trixie ;; 7.0) suite=sid ;; *) echo "mpi-bench: LINE must be 4.2, 5.0 or 7.0" >&2; exit 2 ;; esac
+  [ "$(id -u)" -eq 0 ] || { echo "mpi-bench: LINE=$LINE needs root (the $suite chroot)" >&2; exit 2; }
   case "$TARGET" in "$PWD"/*) ;; *) echo "mpi-bench: the target directory must be inside the checkout" >&2; exit 2 ;; esac
   cargo build -q --release -p rshm-gds-component -p rshm-preload
-  bash scripts/chroot.sh build trixie >/dev/null
-  exec bash scripts/chroot.sh run --bind-rw "$PWD" trixie env RSHM_IN_CHROOT=1 LINE=5.0 \
+  bash scripts/chroot.sh build "$suite" >/dev/null
+  exec bash scripts/chroot.sh run --bind-rw "$PWD" "$suite" env RSHM_IN_CHROOT=1 LINE="$LINE" \
     CARGO_TARGET_DIR="/rshm/${TARGET#"$PWD"/}" bash /rshm/component/bench/mpi-bench.sh "$NP" "$ROUNDS" "$GETS"
 fi
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
@@ -36,9 +38,10 @@ if [ "$LINE" = 4.2 ]; then
   COMP="$TARGET/release/gds-component"
   DEFAULT=ds21
 else
-  COMP="$TARGET/release/gds-component-5.0"
-  make -s -C component PMIX_LINE=5.0 RSHM_A="$TARGET/release/librshm_component.a" OUT="$COMP" >/dev/null
+  COMP="$TARGET/release/gds-component-$LINE"
+  make -s -C component PMIX_LINE="$LINE" RSHM_A="$TARGET/release/librshm_component.a" OUT="$COMP" >/dev/null
   DEFAULT=shmem2
+  [ "$LINE" != 7.0 ] || DEFAULT=shmem3
   # Shared memory between the ranks (the TCP BTL finds no pairing in a chroot).
   export OMPI_MCA_btl=self,sm
 fi
@@ -51,6 +54,7 @@ run() { # column round
   case $1 in
     ds21) gds="ds21,hash" ;;
     shmem2) gds="shmem2,hash" ;;
+    shmem3) gds="shmem3,hash" ;;
     rshm-component) gds="rshm,hash" ;;
     rshm-component+preload) gds="rshm,hash"; pre=$PRELOAD ;;
   esac
