@@ -34,6 +34,8 @@ if [ "$(id -u)" -eq 0 ]; then
   bash component/tests/jobs.sh
   step "server preload under OpenPMIx 7.0 (Debian unstable chroot, PRRTE 5's PMIX_REGEX2 maps; built once, ~2.5 min)"
   bash server-shim/preload/tests/regex2.sh
+  step "the OpenPMIx 7.0 component under Open MPI 6.0.0rc2's mpirun (Debian unstable chroot): every registered key and card equal to gds/hash's, cards from the store without the preload (~60 s)"
+  LINES=7.0 bash component/tests/jobs.sh
 fi
 
 step "PMI-2 library on each gds, smoke (2 ranks, KVS_Get and GetJobAttr p50)"

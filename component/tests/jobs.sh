@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The gds component of each OpenPMIx line under a real launcher: OpenPMIx 4.2.2 under Open MPI
 # 4.1.4's mpirun on this host, and OpenPMIx 5.0.7 under Open MPI 5.0.7's mpirun (PRRTE 3.0.8) in
-# the Debian 13 chroot (scripts/chroot.sh; root only, skipped otherwise). docs/openpmix.md "Two
-# OpenPMIx lines", docs/testing.md.
+# the Debian 13 chroot (scripts/chroot.sh; root only, skipped otherwise); with LINES=7.0,
+# OpenPMIx 7.0.0rc1 under Open MPI 6.0.0rc2's mpirun in the Debian unstable chroot.
+# docs/openpmix.md "Two OpenPMIx lines", docs/testing.md.
 #
 #   bash component/tests/jobs.sh                  both lines, 4 and 16 ranks
-#   NPS=4 LINES=5.0 bash component/tests/jobs.sh  the given rank counts and lines
+#   NPS=4 LINES=5.0 bash component/tests/jobs.sh  the given rank counts and lines (4.2 5.0 7.0)
 #
 # Each line's component is compiled against that line's internal headers (the 5.0 one inside the
 # chroot) and linked with the staticlib built here (the Rust half is the same for every line).
