@@ -38,6 +38,11 @@ rel=${target#"$ROOT"/}
 bash scripts/chroot.sh run --bind-rw "$ROOT" trixie make -s -C /rshm/component PMIX_LINE=5.0 \
   RSHM_A="/rshm/$rel/release/librshm_component.a" OUT="/rshm/$rel/release/gds-component-5.0" >/dev/null
 SO50=$target/release/gds-component-5.0/pmix_mca_gds_rshm.so
+# The component for OpenPMIx 7.0, compiled in the Debian unstable chroot likewise.
+bash scripts/chroot.sh build sid
+bash scripts/chroot.sh run --bind-rw "$ROOT" sid make -s -C /rshm/component PMIX_LINE=7.0 \
+  RSHM_A="/rshm/$rel/release/librshm_component.a" OUT="/rshm/$rel/release/gds-component-7.0" >/dev/null
+SO70=$target/release/gds-component-7.0/pmix_mca_gds_rshm.so
 
 stage=$(mktemp -d /tmp/rshm-wrong-version.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
@@ -127,13 +132,14 @@ EOF
 # 1.0.0, but registers it, and so calls into it). The 5.0 component loading and serving under
 # its own line is component/tests/openpmix50.sh's.
 cases=("trixie|$SO42|decline|build" "sid|$SO42|decline|if-built" "host|$SO50|decline|host"
-  "sid|$SO50|decline|if-built")
+  "sid|$SO50|decline|if-built" "host|$SO70|decline|host" "trixie|$SO70|decline|build")
 
 failed=0
 for c in "${cases[@]}"; do
   IFS='|' read -r suite so expect when <<<"$c"
   built_for="the host's OpenPMIx $(pkg-config --modversion pmix)"
   [ "$so" != "$SO50" ] || built_for="OpenPMIx 5.0"
+  [ "$so" != "$SO70" ] || built_for="OpenPMIx 7.0"
   echo "== $(basename "$so") (built for $built_for) in $suite: expect $expect"
   name=case-$suite-$(basename "$(dirname "$so")").so
   cp "$so" "$stage/$name"
