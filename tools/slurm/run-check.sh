@@ -11,8 +11,11 @@
 #     RSHM_SLURM_USER=name   the job's user (default rshmjob, created with useradd if missing;
 #                            "root" for debugging: the write attempts are then skipped)
 #     RSHM_SLURM_TASKS=n     tasks per job (default 4; the node has 8 CPUs)
-#     RSHM_SLURM_KEEP=1      keep the temporary directory (cluster logs, outputs; with a SUITE
-#                            it is target/slurm-check.XXXXXX, /rshm/target/... as printed)
+#     RSHM_SLURM_KEEP=1      keep the test's directory (cluster logs, outputs; with a SUITE
+#                            target/slurm-check.XXXXXX, printed as /rshm/target/...)
+#     RSHM_SLURM_DIR=dir     where that directory goes (default /tmp, with a SUITE the
+#                            checkout's target directory; /tmp in a chroot is a tmpfs, so
+#                            the spool and the steps' PMIX_SERVER_TMPDIR are on one there)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -39,6 +42,7 @@ if [ $# -gt 0 ]; then
   rel=${TARGET#"$ROOT"/}
   exec bash scripts/chroot.sh run --bind-rw "$ROOT" "$suite" env RSHM_SLURM_SUITE="$suite" \
     RSHM_SLURM_USER="$JOB_USER" RSHM_SLURM_TASKS="$NTASKS" RSHM_SLURM_KEEP="${RSHM_SLURM_KEEP:-0}" \
+    ${RSHM_SLURM_DIR:+RSHM_SLURM_DIR="$RSHM_SLURM_DIR"} \
     CARGO_TARGET_DIR="/rshm/$rel" bash /rshm/tools/slurm/run-check.sh
 fi
 SUITE=${RSHM_SLURM_SUITE:-}
@@ -47,7 +51,7 @@ SUITE=${RSHM_SLURM_SUITE:-}
 # the bound checkout's target directory: /tmp there is a tmpfs, and a SlurmdSpoolDir on a tmpfs
 # would put the stores in the steps' PMIX_SERVER_TMPDIR (docs/deploy.md, "Where the store
 # goes"), where a node's spool on disk does not.
-T=$(mktemp -d "$([ -n "$SUITE" ] && echo "$TARGET" || echo /tmp)/slurm-check.XXXXXX")
+T=$(mktemp -d "${RSHM_SLURM_DIR:-$([ -n "$SUITE" ] && echo "$TARGET" || echo /tmp)}/slurm-check.XXXXXX")
 chmod 0755 "$T"
 C=$T/cluster
 SPOOL=$C/spool
