@@ -16,6 +16,8 @@
 #     RSHM_SLURM_DIR=dir     where that directory goes (default /tmp, with a SUITE the
 #                            checkout's target directory; /tmp in a chroot is a tmpfs, so
 #                            the spool and the steps' PMIX_SERVER_TMPDIR are on one there)
+#     RSHM_SLURM_PMIX_ENV='A=x;B=y'   more PMIxEnv variables for the rshm jobs (e.g.
+#                            PMIX_MCA_gds_rshm_dir=/dev/shm)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -43,6 +45,7 @@ if [ $# -gt 0 ]; then
   exec bash scripts/chroot.sh run --bind-rw "$ROOT" "$suite" env RSHM_SLURM_SUITE="$suite" \
     RSHM_SLURM_USER="$JOB_USER" RSHM_SLURM_TASKS="$NTASKS" RSHM_SLURM_KEEP="${RSHM_SLURM_KEEP:-0}" \
     ${RSHM_SLURM_DIR:+RSHM_SLURM_DIR="$RSHM_SLURM_DIR"} \
+    ${RSHM_SLURM_PMIX_ENV:+RSHM_SLURM_PMIX_ENV="$RSHM_SLURM_PMIX_ENV"} \
     CARGO_TARGET_DIR="/rshm/$rel" bash /rshm/tools/slurm/run-check.sh
 fi
 SUITE=${RSHM_SLURM_SUITE:-}
@@ -114,7 +117,7 @@ echo "slurm: cluster up in $(($(date +%s) - t0)) s ($(srun --version)); jobs as 
 cd "$T"
 
 HASH_ENV="PMIX_MCA_gds=hash"
-RSHM_ENV="PMIX_MCA_gds=rshm,hash;PMIX_MCA_mca_base_component_path=$T/bin/comp;RSHM_GDS_STATS=$T/stats"
+RSHM_ENV="PMIX_MCA_gds=rshm,hash;PMIX_MCA_mca_base_component_path=$T/bin/comp;RSHM_GDS_STATS=$T/stats${RSHM_SLURM_PMIX_ENV:+;$RSHM_SLURM_PMIX_ENV}"
 
 # rshm-* entries where a store can be: /dev/shm (top level) and the step's PMIX_SERVER_TMPDIR
 # (SlurmdSpoolDir/pmix.J.S).
