@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pmix.h"
 #include "src/mca/base/pmix_mca_base_var.h"
@@ -95,6 +97,22 @@ void rshm_keep_init_info(const pmix_info_t info[], size_t ninfo)
     free(server_tmpdir);
     /* without it the shim reads $PMIX_SERVER_TMPDIR, as libpmix does */
     server_tmpdir = (NULL != tmpdir && '\0' != tmpdir[0]) ? strdup(tmpdir) : NULL;
+    /* Without PMIX_USERID, the owner of the tmpdir init named, when that is another user than
+     * the server's: Slurm's PMIx plugin built against OpenPMIx >= 5 passes no PMIX_USERID to
+     * PMIx_server_init (only each task's uid to PMIx_server_register_client, after the store
+     * is opened), and creates the step's PMIX_SERVER_TMPDIR (SlurmdSpoolDir/pmix.J.S) owned by
+     * the job's user, for the tasks to reach the server's socket in it (pmixp_mkdir). That
+     * user already shares the server's rendezvous directory; it gets read access to the store
+     * too. A server owning its tmpdir (mpirun, prted) names no reader, as before. */
+    if (!have_uid && NULL != server_tmpdir) {
+        struct stat st;
+        if (0 == stat(server_tmpdir, &st) && S_ISDIR(st.st_mode) && st.st_uid != geteuid()) {
+            job_uid = (uint32_t) st.st_uid;
+            have_uid = true;
+            RSHM_VERBOSE("rshm: no PMIX_USERID; the reader is uid %u, owner of the tmpdir %s",
+                         (unsigned) job_uid, server_tmpdir);
+        }
+    }
 }
 
 void rshm_forget_init_info(void)

@@ -56,6 +56,10 @@ cargo run --release -q -p rshm-benches --bin scale -- --sets --sets-m 1000 --set
 
 step "Slurm: one-node cluster, srun --mpi=pmix as a user, hash vs rshm"
 bash tools/slurm/run-check.sh
+if [ "$(id -u)" -eq 0 ]; then
+  step "Slurm 24.11 + OpenPMIx 5.0.7 + Open MPI 5.0.7 (Debian 13 chroot): the same, the 5.0 component (~40 s)"
+  bash tools/slurm/run-check.sh trixie
+fi
 
 step "multi-node: mpirun and orteds over emulated nodes, gds hash vs rshm (tools/multinode)"
 bash tools/multinode/run-check.sh

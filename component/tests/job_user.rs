@@ -3,7 +3,10 @@
 //! `PMIX_HOST_JOB_UID` / `PMIX_HOST_JOB_GID`), and its clients run as that user (a system user
 //! made for the tests, `setpriv --reuid --regid --clear-groups`). The user's clients read the
 //! store (answers equal hash's; their mappings of its files are read-only) and can change
-//! nothing in it: every write, truncation, rename, removal and new file is refused.
+//! nothing in it: every write, truncation, rename, removal and new file is refused. The same
+//! without `PMIX_USERID` in the init info but with the server's tmpdir owned by the job's user
+//! (`PMIX_HOST_INIT_NO_USERID=1`, `--tmpdir`), as Slurm's PMIx plugin built against OpenPMIx >= 5
+//! runs it: the tmpdir's owner reads the store.
 //!
 //! Root only (it creates a user and changes uid); it prints why it skipped otherwise.
 
@@ -85,9 +88,23 @@ impl Staged {
     }
 }
 
-/// tools/pmix-host (as root) with the job's user named, its clients run as that user; `rshm`:
-/// under `rshm,hash` with `gds_rshm_verbose`, else `hash`. Returns the output lines and stderr.
-fn run_job(staged: &Staged, (uid, gid): (u32, u32), rshm: bool) -> (Vec<String>, String) {
+/// How the server learns the job's user.
+#[derive(Clone, Copy, PartialEq)]
+enum Told {
+    /// `PMIX_USERID` / `PMIX_GRPID` in `PMIx_server_init`'s info.
+    InitInfo,
+    /// Neither; the server's tmpdir (`PMIX_SERVER_TMPDIR`) is a directory the user owns.
+    TmpdirOwner,
+}
+
+/// tools/pmix-host (as root) for the job's user, its clients run as that user; `rshm`: under
+/// `rshm,hash` with `gds_rshm_verbose`, else `hash`. Returns the output lines and stderr.
+fn run_job(
+    staged: &Staged,
+    (uid, gid): (u32, u32),
+    told: Told,
+    rshm: bool,
+) -> (Vec<String>, String) {
     let tool = pmixhost::build();
     let client = format!(
         "setpriv --reuid={uid} --regid={gid} --clear-groups /bin/sh {} {} {}",
@@ -102,6 +119,16 @@ fn run_job(staged: &Staged, (uid, gid): (u32, u32), rshm: bool) -> (Vec<String>,
         .args(["--timeout", "100", "--client-cmd", &client])
         .env("PMIX_HOST_JOB_UID", uid.to_string())
         .env("PMIX_HOST_JOB_GID", gid.to_string());
+    if told == Told::TmpdirOwner {
+        // as Slurm's pmixp_mkdir makes SlurmdSpoolDir/pmix.J.S: the job's user's, 0700
+        let tmp = staged.path(if rshm { "tmp-rshm" } else { "tmp-hash" });
+        std::fs::create_dir(&tmp).unwrap();
+        std::os::unix::fs::chown(&tmp, Some(uid), None).unwrap();
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o700)).unwrap();
+        cmd.arg("--tmpdir")
+            .arg(&tmp)
+            .env("PMIX_HOST_INIT_NO_USERID", "1");
+    }
     if rshm {
         cmd.env("PMIX_MCA_gds", "rshm,hash")
             .env("PMIX_MCA_mca_base_component_path", staged.path("component"))
@@ -121,6 +148,21 @@ fn a_root_server_s_store_is_read_and_not_changed_by_the_job_s_user() {
         return;
     }
     let users::Ids { uid, gid } = users::test_user();
+    job_user_reads_the_store((uid, gid), Told::InitInfo, &format!("uid {uid} gid {gid}"));
+}
+
+#[test]
+fn without_pmix_userid_the_owner_of_the_server_s_tmpdir_reads_the_store() {
+    if !users::root_for("create a user and run clients as it") {
+        return;
+    }
+    let users::Ids { uid, gid } = users::test_user();
+    job_user_reads_the_store((uid, gid), Told::TmpdirOwner, &format!("uid {uid} gid -"));
+}
+
+/// Under hash and rshm, the user's clients: the store made readable by `readers` (the server's
+/// log line), nothing in it changed, answers equal hash's, read from read-only mappings.
+fn job_user_reads_the_store((uid, gid): (u32, u32), told: Told, readers: &str) {
     let text =
         std::fs::read_to_string(pmixhost::build().join("examples/corpus-2node.txt")).unwrap();
     let staged = Staged::new(&format!("{text}\nmaps\n"));
@@ -131,14 +173,14 @@ fn a_root_server_s_store_is_read_and_not_changed_by_the_job_s_user() {
             .collect()
     };
 
-    let (hash, _) = run_job(&staged, (uid, gid), false);
-    let (rshm, err) = run_job(&staged, (uid, gid), true);
+    let (hash, _) = run_job(&staged, (uid, gid), told, false);
+    let (rshm, err) = run_job(&staged, (uid, gid), told, true);
 
     // The server made its store for the user.
     let said: Vec<&str> = err.lines().filter(|l| l.contains("rshm: store ")).collect();
     assert_eq!(said.len(), 1, "{err}");
     assert!(
-        said[0].ends_with(&format!("owner uid 0, readable by uid {uid} gid {gid}")),
+        said[0].ends_with(&format!("owner uid 0, readable by {readers}")),
         "{}",
         said[0]
     );

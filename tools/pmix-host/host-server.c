@@ -172,8 +172,12 @@ void server_init(const char *tmpdir, const char *hostname, uint32_t nodeid)
         PMIX_INFO_LOAD(&info[n], PMIX_NODEID, &nodeid, PMIX_UINT32);
         n++;
     }
-    /* a server running for another user's job (as slurmstepd does, as root) names it */
-    if (getenv("PMIX_HOST_JOB_UID") || getenv("PMIX_HOST_JOB_GID")) {
+    /* a server running for another user's job (as slurmstepd does, as root) names it; with
+     * PMIX_HOST_INIT_NO_USERID=1 it does not (Slurm's PMIx plugin built against OpenPMIx >= 5
+     * passes the job's ids only to PMIx_server_register_client) */
+    const char *no_ids = getenv("PMIX_HOST_INIT_NO_USERID");
+    if ((getenv("PMIX_HOST_JOB_UID") || getenv("PMIX_HOST_JOB_GID"))
+        && !(no_ids && 0 == strcmp(no_ids, "1"))) {
         uint32_t uid = job_uid(), gid = job_gid();
         PMIX_INFO_LOAD(&info[n], PMIX_USERID, &uid, PMIX_UINT32);
         n++;

@@ -98,6 +98,16 @@ MinJobAge=2
 NodeName=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 EOF
+  # Slurm >= 23.11's slurmd initializes a cgroup plugin whatever the proctrack and task plugins
+  # are, and fails without a mounted /sys/fs/cgroup (a chroot): turn it off. 22.05 has no
+  # "disabled" plugin (and does not need one).
+  if [ "$(slurm_version)" -ge 2311 ]; then
+    echo "CgroupPlugin=disabled" >"$d/etc/cgroup.conf"
+  fi
+}
+
+slurm_version() { # slurmd's version as YYMM (22.05.8 -> 2205)
+  slurmd -V | sed -n 's/^slurm[^0-9]*\([0-9]*\)\.\([0-9]*\).*/\1\2/p'
 }
 
 # The slurmstepd processes of this cluster: those with a file open under DIR (a step's socket

@@ -4,23 +4,57 @@
 # component (rshm,hash), compared; the store as the tasks map it; nothing rshm-* left behind.
 # One PASS/FAIL line per check; exit status 1 on any FAIL. Needs root (the daemons).
 #
-#   bash tools/slurm/run-check.sh
+#   bash tools/slurm/run-check.sh           this machine's Slurm and OpenPMIx (Debian 12: 22.05, 4.2.2)
+#   bash tools/slurm/run-check.sh trixie    the same test inside the Debian 13 chroot
+#                                           (scripts/chroot.sh: Slurm 24.11, OpenPMIx 5.0.7,
+#                                           Open MPI 5.0.7), the 5.0 component
 #     RSHM_SLURM_USER=name   the job's user (default rshmjob, created with useradd if missing;
 #                            "root" for debugging: the write attempts are then skipped)
 #     RSHM_SLURM_TASKS=n     tasks per job (default 4; the node has 8 CPUs)
-#     RSHM_SLURM_KEEP=1      keep the temporary directory (cluster logs, outputs)
+#     RSHM_SLURM_KEEP=1      keep the test's directory (cluster logs, outputs; with a SUITE
+#                            target/slurm-check.XXXXXX, printed as /rshm/target/...)
+#     RSHM_SLURM_DIR=dir     where that directory goes (default /tmp, with a SUITE the
+#                            checkout's target directory; /tmp in a chroot is a tmpfs, so
+#                            the spool and the steps' PMIX_SERVER_TMPDIR are on one there)
+#     RSHM_SLURM_PMIX_ENV='A=x;B=y'   more PMIxEnv variables for the rshm jobs (e.g.
+#                            PMIX_MCA_gds_rshm_dir=/dev/shm)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 JOB_USER=${RSHM_SLURM_USER:-rshmjob}
 NTASKS=${RSHM_SLURM_TASKS:-4}
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+case "$TARGET" in /*) ;; *) TARGET=$ROOT/$TARGET ;; esac
 CLUSTER="bash $ROOT/tools/slurm/cluster.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "slurm: run-check.sh needs root (it starts slurmctld, slurmd, munged)" >&2; exit 1; }
 
-# (no "rshm-" in the name: that marks the store's files in /proc/PID/maps)
-T=$(mktemp -d /tmp/slurm-check.XXXXXX)
+# ---- in a chroot of another Debian release: the Rust staticlib built here, the rest inside -----
+# The checkout is bound at /rshm, writable: the cluster's directory goes in its target directory
+# (below). The component and the programs are compiled inside against that release's OpenPMIx
+# and Open MPI; the user exists in the chroot's overlay only, /dev/shm is the chroot's own.
+if [ $# -gt 0 ]; then
+  suite=$1
+  case "$TARGET" in "$ROOT"/*) ;; *)
+    echo "slurm: CARGO_TARGET_DIR must be inside the checkout (it is bound into the chroot)" >&2
+    exit 2 ;;
+  esac
+  cargo build --release -q -p rshm-gds-component
+  bash scripts/chroot.sh build "$suite"
+  rel=${TARGET#"$ROOT"/}
+  exec bash scripts/chroot.sh run --bind-rw "$ROOT" "$suite" env RSHM_SLURM_SUITE="$suite" \
+    RSHM_SLURM_USER="$JOB_USER" RSHM_SLURM_TASKS="$NTASKS" RSHM_SLURM_KEEP="${RSHM_SLURM_KEEP:-0}" \
+    ${RSHM_SLURM_DIR:+RSHM_SLURM_DIR="$RSHM_SLURM_DIR"} \
+    ${RSHM_SLURM_PMIX_ENV:+RSHM_SLURM_PMIX_ENV="$RSHM_SLURM_PMIX_ENV"} \
+    CARGO_TARGET_DIR="/rshm/$rel" bash /rshm/tools/slurm/run-check.sh
+fi
+SUITE=${RSHM_SLURM_SUITE:-}
+
+# (no "rshm-" in the name: that marks the store's files in /proc/PID/maps.) In a chroot, under
+# the bound checkout's target directory: /tmp there is a tmpfs, and a SlurmdSpoolDir on a tmpfs
+# would put the stores in the steps' PMIX_SERVER_TMPDIR (docs/deploy.md, "Where the store
+# goes"), where a node's spool on disk does not.
+T=$(mktemp -d "${RSHM_SLURM_DIR:-$([ -n "$SUITE" ] && echo "$TARGET" || echo /tmp)}/slurm-check.XXXXXX")
 chmod 0755 "$T"
 C=$T/cluster
 SPOOL=$C/spool
@@ -55,16 +89,22 @@ tasks_of_cluster() {
 }
 
 # ---- build: programs and the component, readable by the job's user -------------------------
+# The component for the installed OpenPMIx's line (component/Makefile), linked with the staticlib
+# (built here, or before entering the chroot: no Rust toolchain inside).
 mkdir -p "$T/bin/comp" "$T/out" "$T/stats"
-make -s -C component >/dev/null
+[ -n "$SUITE" ] || cargo build --release -q -p rshm-gds-component
+make -s -C component RSHM_A="$TARGET/release/librshm_component.a" OUT="$T/build" >/dev/null
 make -s -C tools/slurm OUT="$T/bin" >/dev/null
-install -m 0755 "$TARGET/release/gds-component/pmix_mca_gds_rshm.so" "$T/bin/comp/"
+install -m 0755 "$T/build/pmix_mca_gds_rshm.so" "$T/bin/comp/"
 chmod 0755 "$T/bin" "$T/bin/comp" "$T/out"
 chmod 1777 "$T/stats" # clients (the job's user) write their RSHM_GDS_STATS files here
 
 if [ "$JOB_USER" != root ] && ! id "$JOB_USER" >/dev/null 2>&1; then
   useradd --system --no-create-home --shell /usr/sbin/nologin "$JOB_USER"
   echo "slurm: created user $JOB_USER"
+fi
+if [ -n "$SUITE" ] && [ "$JOB_USER" != root ] && ! runuser -u "$JOB_USER" -- test -x "$T"; then
+  echo "FAIL slurm: $JOB_USER cannot reach $T (the checkout's directories must be 0755)"; exit 1
 fi
 as_user() {
   if [ "$JOB_USER" = root ]; then "$@"; else runuser -u "$JOB_USER" -- "$@"; fi
@@ -77,7 +117,7 @@ echo "slurm: cluster up in $(($(date +%s) - t0)) s ($(srun --version)); jobs as 
 cd "$T"
 
 HASH_ENV="PMIX_MCA_gds=hash"
-RSHM_ENV="PMIX_MCA_gds=rshm,hash;PMIX_MCA_mca_base_component_path=$T/bin/comp;RSHM_GDS_STATS=$T/stats"
+RSHM_ENV="PMIX_MCA_gds=rshm,hash;PMIX_MCA_mca_base_component_path=$T/bin/comp;RSHM_GDS_STATS=$T/stats${RSHM_SLURM_PMIX_ENV:+;$RSHM_SLURM_PMIX_ENV}"
 
 # rshm-* entries where a store can be: /dev/shm (top level) and the step's PMIX_SERVER_TMPDIR
 # (SlurmdSpoolDir/pmix.J.S).
@@ -139,8 +179,9 @@ run_config() { # cfg
   rm -f "$T/stats"/*
   local s=0
   srun_job "$cfg" client "$T/bin/job-client" || s=$?
+  # (PMIx_Error_string: "SUCCESS" in OpenPMIx 4.2, "PMIX_SUCCESS" in 5.0)
   check "$cfg: job-client ran (exit $s), $NTASKS ranks finalized" \
-    test "$s" = 0 -a "$(grep -c '^done [0-9]* SUCCESS$' "$T/out/$cfg-client.out")" = "$NTASKS"
+    test "$s" = 0 -a "$(grep -cE '^done [0-9]+ (PMIX_)?SUCCESS$' "$T/out/$cfg-client.out")" = "$NTASKS"
   no_leftovers "$cfg: after the job-client job" "$before"
   # the server writes its stats when slurmstepd finalizes it, after srun has returned
   $CLUSTER idle "$C"
