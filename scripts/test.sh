@@ -32,6 +32,8 @@ if [ "$(id -u)" -eq 0 ]; then
   bash component/tests/wrong-version.sh
   step "server preload under OpenPMIx 7.0 (Debian unstable chroot, PRRTE 5's PMIX_REGEX2 maps; built once, ~2.5 min)"
   bash server-shim/preload/tests/regex2.sh
+  step "Debian packages: built, lintian, installed, used and purged in Debian 12 and 13 chroots, the upgrade to Debian 13's libpmix (~3.5 min)"
+  bash packaging/tests/install.sh
 fi
 
 step "PMI-2 library on each gds, smoke (2 ranks, KVS_Get and GetJobAttr p50)"
