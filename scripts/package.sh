@@ -6,6 +6,7 @@
 #                                         its chroot (scripts/chroot.sh; root)
 #   bash scripts/package.sh trixie        Debian 13 (OpenPMIx 5.0.7): in its chroot (root)
 #   OUT=DIR bash scripts/package.sh SUITE the .debs into DIR instead
+#   RSHM_PACKAGE_IN_CHROOT=1 ...          in the release's chroot even on a host of that release
 #
 # The Rust libraries and the rshm program are built here, once, for every release: they need
 # nothing newer than Debian 12's glibc. The gds component is compiled against the release's own
@@ -32,7 +33,7 @@ case "$suite" in
 esac
 host_suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 on_host=no
-[ "$suite" = "$host_suite" ] && on_host=yes
+[ "$suite" = "$host_suite" ] && [ -z "${RSHM_PACKAGE_IN_CHROOT:-}" ] && on_host=yes
 [ "$on_host" = yes ] || [ "$(id -u)" -eq 0 ] ||
   die "$suite is not this machine's release: its packages are built in a chroot, which needs root"
 
