@@ -36,6 +36,8 @@ if [ "$(id -u)" -eq 0 ]; then
   bash server-shim/preload/tests/regex2.sh
   step "the OpenPMIx 7.0 component under Open MPI 6.0.0rc2's mpirun (Debian unstable chroot): every registered key and card equal to gds/hash's, cards from the store without the preload (~60 s)"
   LINES=7.0 bash component/tests/jobs.sh
+  step "Debian packages: built, lintian, installed, used and purged in Debian 12 and 13 chroots, the upgrade to Debian 13's libpmix (~3.5 min)"
+  bash packaging/tests/install.sh
 fi
 
 step "PMI-2 library on each gds, smoke (2 ranks, KVS_Get and GetJobAttr p50)"
