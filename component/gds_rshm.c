@@ -902,10 +902,42 @@ pmix_status_t rshm_component_register(const pmix_mca_base_component_t *component
     return rshm_register_params(component);
 }
 
+/* Whether the gds selection (the framework's `gds` parameter: PMIX_MCA_gds, a parameter file's
+ * `gds = ...`, Slurm's PMIxEnv) names rshm in its list. An installed component is then off
+ * until one line turns it on, and removing the line turns it off: without this check its
+ * priority made every job that names no gds take it. An exclusion list ("^...") never names
+ * it. */
+static bool named_by_selection(void)
+{
+    const char *sel = pmix_gds_base_framework.framework_selection;
+    if (NULL == sel || '^' == sel[0]) {
+        return false;
+    }
+    size_t n = strlen(RSHM_NAME);
+    for (const char *p = sel; '\0' != *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = NULL == end ? strlen(p) : (size_t) (end - p);
+        if (len == n && 0 == strncmp(p, RSHM_NAME, n)) {
+            return true;
+        }
+        if (NULL == end) {
+            break;
+        }
+        p = end + 1;
+    }
+    return false;
+}
+
 int rshm_component_query(pmix_gds_base_module_t *module, pmix_mca_base_module_t **out,
                          int *priority)
 {
     if (!version_fits) {
+        return PMIX_ERR_NOT_AVAILABLE;
+    }
+    if (!named_by_selection()) {
+        pmix_output_verbose(2, pmix_gds_base_framework.framework_output,
+                            "gds:rshm: not selected: the gds setting does not name rshm "
+                            "(gds = rshm,hash turns it on)");
         return PMIX_ERR_NOT_AVAILABLE;
     }
     *priority = RSHM_PRIORITY;
