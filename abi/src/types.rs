@@ -271,7 +271,13 @@ pub mod status {
     pub const PMIX_ERR_NOT_FOUND: pmix_status_t = -46;
     pub const PMIX_ERR_NOT_SUPPORTED: pmix_status_t = -47;
     pub const PMIX_ERR_EXISTS_OUTSIDE_SCOPE: pmix_status_t = -62;
+    /// Done at once: the callback will not be called.
+    pub const PMIX_OPERATION_SUCCEEDED: pmix_status_t = -157;
 }
+
+/// `PMIX_RANK_WILDCARD`, `PMIX_RANK_UNDEF` and `PMIX_RANK_VALID` (`pmix_rank_t`): gds's, whose
+/// Get rules read them.
+pub use gds::jobdata::query::{RANK_UNDEF, RANK_VALID, RANK_WILDCARD};
 
 /// Attribute keys the shims read (pmix_common.h spelling; checked against it by the C test).
 pub mod keys {

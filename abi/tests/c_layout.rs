@@ -236,8 +236,25 @@ fn checks() -> Checks {
             PMIX_ERR_NOT_FOUND,
             PMIX_ERR_NOT_SUPPORTED,
             PMIX_ERR_EXISTS_OUTSIDE_SCOPE,
+            PMIX_OPERATION_SUCCEEDED,
         );
     }
+    // The special ranks, gds's (abi re-exports them).
+    c.num(
+        "RANK_WILDCARD",
+        "(long long) PMIX_RANK_WILDCARD",
+        abi::types::RANK_WILDCARD,
+    );
+    c.num(
+        "RANK_UNDEF",
+        "(long long) PMIX_RANK_UNDEF",
+        abi::types::RANK_UNDEF,
+    );
+    c.num(
+        "RANK_VALID",
+        "(long long) PMIX_RANK_VALID",
+        abi::types::RANK_VALID,
+    );
     constants!(&mut c, PMIX_INFO_REQD);
     key_strings!(
         &mut c,

@@ -7,13 +7,12 @@
 
 use std::sync::Arc;
 
+use abi::types::RANK_WILDCARD;
 use gds::psets::{self, groups, IndexView, Sets};
 use gds::{part, Error, Info, Pin, Realm, TableView, Value, ValueRef};
 
 use crate::client::Client;
 
-/// `PMIX_RANK_WILDCARD`.
-const RANK_WILDCARD: u32 = u32::MAX - 1;
 /// `PMIX_QUERY_REFRESH_CACHE`: only the host can refresh.
 const QUERY_REFRESH_CACHE: &str = "pmix.qry.rfsh";
 

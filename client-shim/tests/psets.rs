@@ -6,8 +6,10 @@
 use std::ffi::{c_char, CStr, CString};
 
 use abi::types::status::*;
+use abi::types::RANK_WILDCARD as WILDCARD;
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
 use gds::psets::{self, Registry};
+use gds::value::types::{DATA_ARRAY, PROC, SIZE, STRING};
 use gds::{part, StoreOptions, Writer};
 
 // Links the library whose C exports are declared below.
@@ -30,12 +32,6 @@ extern "C" {
         nresults: *mut usize,
     ) -> pmix_status_t;
 }
-
-const WILDCARD: u32 = u32::MAX - 1;
-const PROC: u16 = 22;
-const STRING: u16 = 3;
-const SIZE: u16 = 4;
-const DATA_ARRAY: u16 = 39;
 
 fn proc_of(ns: &str, rank: u32) -> pmix_proc_t {
     let mut nspace = [0 as c_char; NSPACE_BUF];

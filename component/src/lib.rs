@@ -23,20 +23,37 @@
 mod exports;
 
 use abi::get::GetRequest;
+use abi::types::keys::PMIX_TIMEOUT;
+pub use abi::types::{RANK_UNDEF, RANK_WILDCARD};
 use gds::jobdata::keys::{self, DefaultRealm};
+use gds::jobdata::Qualifiers;
 
 pub use exports::{rshm_gds42_fetch, rshm_gds42_store_announced};
 
 pub use rshm_client;
 pub use rshm_server;
 
-/// `PMIX_RANK_WILDCARD` and `PMIX_RANK_UNDEF` (pmix_common.h).
-pub const RANK_WILDCARD: u32 = u32::MAX - 1;
-pub const RANK_UNDEF: u32 = u32::MAX;
-
 /// Directives that change nothing for a store that never waits: the component still answers
 /// (a miss falls back to libpmix, which then honours them).
-const HARMLESS: &[&str] = &["pmix.timeout"];
+const HARMLESS: &[&str] = &[PMIX_TIMEOUT];
+
+/// A realm qualifier other than `PMIX_PROC_INFO` / `PMIX_APP_INFO` (the session, job or node
+/// flag, or a session, app, host or node selector): where 4.2.2's answers and the standard's
+/// rules part, so the component leaves the Get to libpmix.
+fn realm_qualified(q: &Qualifiers) -> bool {
+    q.session_info
+        || q.job_info
+        || q.node_info
+        || q.session_id.is_some()
+        || q.appnum.is_some()
+        || q.hostname.is_some()
+        || q.nodeid.is_some()
+}
+
+/// A process's rank, not a special one (wildcard, undef, local node, invalid, local peers).
+fn a_rank(rank: u32) -> bool {
+    rank < RANK_UNDEF - 4
+}
 
 /// Whether the component answers PMIx_Get of `key` for `rank` with these directives, or leaves
 /// it to libpmix (gds/hash and the server). The rule: answer exactly where OpenPMIx 4.2.2's own
@@ -60,17 +77,10 @@ pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
         return false;
     }
     let q = &req.directives.qualifiers;
-    let qualified = q.session_info
-        || q.job_info
-        || q.node_info
-        || q.session_id.is_some()
-        || q.appnum.is_some()
-        || q.hostname.is_some()
-        || q.nodeid.is_some();
-    if qualified {
+    if realm_qualified(q) {
         return false;
     }
-    let a_rank = rank < RANK_UNDEF - 4;
+    let a_rank = a_rank(rank);
     let realm = keys::default_realm(key);
     if q.proc_info {
         return a_rank;
@@ -96,17 +106,11 @@ pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
 /// process's app or node: asked as `PMIX_PROC_INFO`, a miss passes to libpmix.
 pub fn process_level_only(key: &str, rank: u32, req: &GetRequest) -> bool {
     let q = &req.directives.qualifiers;
-    rank < RANK_UNDEF - 4
+    a_rank(rank)
         && keys::is_reserved(key)
         && key != keys::HOSTNAME
         && key != keys::NODEID
-        && !(q.session_info
-            || q.job_info
-            || q.node_info
-            || q.session_id.is_some()
-            || q.appnum.is_some()
-            || q.hostname.is_some()
-            || q.nodeid.is_some())
+        && !realm_qualified(q)
         && (q.app_info || keys::default_realm(key) != DefaultRealm::Proc)
 }
 

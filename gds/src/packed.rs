@@ -18,12 +18,14 @@ pub struct PackedArray {
 }
 
 /// The width of one element of `elem_type` in a packed array (its C size on LP64), or `None`
-/// for a type that holds pointers or strings and is stored element by element.
-pub fn width(elem_type: u16) -> Option<usize> {
+/// for a type that holds pointers or strings and is stored element by element. The one table
+/// of these widths: abi's C element sizes (`abi::c::elem_size`) start from it.
+pub const fn width(elem_type: u16) -> Option<usize> {
     Some(match elem_type {
         t::BOOL | t::BYTE | t::INT8 | t::UINT8 | t::PERSIST | t::SCOPE | t::DATA_RANGE => 1,
         t::PROC_STATE | t::ALLOC_DIRECTIVE | t::JOB_STATE | t::LINK_STATE | t::COMMAND => 1,
         t::INT16 | t::UINT16 | t::DATA_TYPE | t::IOF_CHANNEL | t::LOCTYPE => 2,
+        // pmix_storage_access_type_t is a uint16_t (pmix_common.h), unlike the other three.
         t::STOR_ACCESS_TYPE => 2,
         t::PID | t::INT | t::INT32 | t::UINT | t::UINT32 | t::FLOAT | t::STATUS => 4,
         t::PROC_RANK | t::INFO_DIRECTIVES => 4,

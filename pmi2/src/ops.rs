@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use gds::jobdata::anlmap;
+use gds::modex::Scope;
 
 use crate::codes::*;
-use crate::ffi::pmix::{self, App, Reach, RANK_UNDEF, RANK_WILDCARD, SCOPE_GLOBAL, SCOPE_LOCAL};
+use crate::ffi::pmix::{self, App, Reach, RANK_UNDEF, RANK_WILDCARD};
 use crate::state::State;
 
 /// The PMIx key of node attribute `name` (PMI2_Info_PutNodeAttr): not a reserved key (those
@@ -33,7 +34,7 @@ impl State {
     pub fn kvs_put(&self, key: &str, value: &str) -> Result<()> {
         match self.singleton_put(key, value) {
             Some(()) => Ok(()),
-            None => pmix::put_commit(SCOPE_GLOBAL, key, value),
+            None => pmix::put_commit(Scope::Global, key, value),
         }
     }
 
@@ -109,7 +110,7 @@ impl State {
         let key = node_key(name);
         match self.singleton_put(&key, value) {
             Some(()) => Ok(()),
-            None => pmix::put_commit(SCOPE_LOCAL, &key, value),
+            None => pmix::put_commit(Scope::Local, &key, value),
         }
     }
 

@@ -38,16 +38,25 @@ make -s -C component >/dev/null
 cargo build --release -q -p rshm-cli
 WORK=$(mktemp -d -p /var/tmp rshm-multinode.XXXXXX)
 cleanup() {
-  bash "$HERE/nodes.sh" down "$WORK" || true
+  bash "$NODES_SH" down "$WORK" || true
   if [ "${RSHM_MULTINODE_KEEP:-}" = 1 ]; then echo "multinode: kept $WORK"; else rm -rf "$WORK"; fi
 }
+NODES_SH=$HERE/nodes.sh
 trap cleanup EXIT
+# Every node has a private /tmp, where checkouts (and so their target directories) often are:
+# what runs inside a node (mpirun's agent, the component its libpmix loads, rshm, the programs)
+# runs from copies in WORK, which every node sees, and so does every command's directory.
+mkdir -p "$WORK/bin"
+cp "$HERE/nodes.sh" "$RSHM" "$WORK/bin/"
+cp -r "$COMP" "$WORK/gds-component"
+NODES_SH=$WORK/bin/nodes.sh COMP=$WORK/gds-component RSHM=$WORK/bin/rshm
 make -s -C "$HERE" OUT="$WORK/bin" >/dev/null
-bash "$HERE/nodes.sh" up "$WORK" "${#NODES[@]}"
+cd "$WORK"
+bash "$NODES_SH" up "$WORK" "${#NODES[@]}"
 # RSHM_GDS_STATS reaches the remote orteds as ssh's SendEnv would (a test-only diagnostic);
 # what enables rshm is each node's parameter file, nothing in the environment.
 echo RSHM_GDS_STATS >"$WORK/sendenv"
-in_node() { local n=$1; shift; bash "$HERE/nodes.sh" exec "$WORK" "$n" "$@"; }
+in_node() { local n=$1; shift; bash "$NODES_SH" exec "$WORK" "$n" "$@"; }
 
 # Each node's /usr/lib/x86_64-linux-gnu/pmix2/share/pmix-mca-params.conf (docs/deploy.md).
 configure() { # GDS
@@ -70,7 +79,7 @@ run() {
   rc=0
   in_node "$at" timeout -k 5 "$secs" env -i PATH=/usr/bin:/bin HOME=/root \
     RSHM_GDS_STATS="/tmp/stats-$name" \
-    mpirun --allow-run-as-root --mca plm_rsh_agent "$HERE/nodes.sh agent $WORK" \
+    mpirun --allow-run-as-root --mca plm_rsh_agent "$NODES_SH agent $WORK" \
     --mca oob_tcp_if_include 10.77.0.0/24 --mca btl_tcp_if_include 10.77.0.0/24 \
     --mca btl self,tcp --host "${hosts%,}" -np "$NP" "$@" >"$WORK/out/$name.log" 2>&1 || rc=$?
   settle
@@ -82,12 +91,12 @@ settle() {
   local n p left
   for _ in $(seq 100); do
     left=""
-    for n in node0 "${NODES[@]}"; do left+=$(bash "$HERE/nodes.sh" pids "$WORK" "$n"); done
+    for n in node0 "${NODES[@]}"; do left+=$(bash "$NODES_SH" pids "$WORK" "$n"); done
     [ -n "$left" ] || return 0
     sleep 0.1
   done
   for n in node0 "${NODES[@]}"; do
-    for p in $(bash "$HERE/nodes.sh" pids "$WORK" "$n"); do
+    for p in $(bash "$NODES_SH" pids "$WORK" "$n"); do
       echo "  $n: ending $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-80)"
       kill -9 "$p" 2>/dev/null || true
     done
@@ -260,7 +269,7 @@ killed_orted() {
   start_held "$tag" node0 120 "$hold"
   pid=$held_pid
   victim=""
-  for p in $(bash "$HERE/nodes.sh" pids "$WORK" node2); do
+  for p in $(bash "$NODES_SH" pids "$WORK" node2); do
     [ "$(cat "/proc/$p/comm" 2>/dev/null)" = orted ] && victim=$p
   done
   if [ -z "$victim" ]; then

@@ -14,6 +14,7 @@
 //! (values out as malloc'd C structs), [`free`] (releasing what `write` made), [`cpuset`]
 //! (hwloc bitmaps), [`environ`] (a setup_fork environment array).
 
+use core::ffi::c_char;
 use core::mem::size_of;
 
 use gds::value::types as t;
@@ -44,19 +45,19 @@ pub use write::{
 /// Deepest nesting of data arrays / info arrays accepted from C (a cycle ends here).
 pub const MAX_DEPTH: usize = 64;
 
-/// The size of one element of a C array of `ty` (`pmix_data_array_t.array`).
+// The packed width of a `struct timeval` is the mirror's size.
+const _: () =
+    assert!(matches!(gds::packed::width(t::TIMEVAL), Some(w) if w == size_of::<timeval>()));
+
+/// The size of one element of a C array of `ty` (`pmix_data_array_t.array`): a fixed-width
+/// type's packed width (`gds::packed::width`, gds's table), else the size of its pointer or
+/// struct.
 pub fn elem_size(ty: u16) -> Option<usize> {
+    if let Some(w) = gds::packed::width(ty) {
+        return Some(w);
+    }
     Some(match ty {
-        t::BOOL | t::BYTE | t::INT8 | t::UINT8 | t::PERSIST | t::SCOPE | t::DATA_RANGE => 1,
-        t::PROC_STATE | t::ALLOC_DIRECTIVE | t::JOB_STATE | t::LINK_STATE | t::COMMAND => 1,
-        t::INT16 | t::UINT16 | t::DATA_TYPE | t::IOF_CHANNEL | t::LOCTYPE => 2,
-        // pmix_storage_access_type_t is a uint16_t (pmix_common.h), unlike the other three.
-        t::STOR_ACCESS_TYPE => 2,
-        t::PID | t::INT | t::INT32 | t::UINT | t::UINT32 | t::FLOAT | t::STATUS => 4,
-        t::PROC_RANK | t::INFO_DIRECTIVES => 4,
-        t::STRING | t::SIZE | t::INT64 | t::UINT64 | t::DOUBLE | t::TIME | t::DEVTYPE => 8,
-        t::STOR_MEDIUM | t::STOR_ACCESS | t::STOR_PERSIST => 8,
-        t::TIMEVAL => size_of::<timeval>(),
+        t::STRING => size_of::<*mut c_char>(),
         t::VALUE => size_of::<pmix_value_t>(),
         t::PROC => size_of::<pmix_proc_t>(),
         t::INFO => size_of::<pmix_info_t>(),

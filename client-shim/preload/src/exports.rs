@@ -115,6 +115,8 @@ pub unsafe extern "C" fn PMIx_Get(
     })
 }
 
+/// libpmix's internal `PMIX_ERR_TAKE_NEXT_OPTION` (src/util/pmix_error.h, not in
+/// pmix_common.h, so not among abi's statuses, which tests/c_layout.rs checks against it).
 const PMIX_ERR_TAKE_NEXT_OPTION: pmix_status_t = -1366;
 
 type RelFn = unsafe extern "C" fn(*const c_char, *const c_char, *mut u16) -> pmix_status_t;

@@ -33,7 +33,6 @@ const JOB: &str = "examples/job-2node.txt";
 /// Ranks whose cards the client asks for, and the cards' bytes.
 const RANKS: u32 = 8;
 const CARD: usize = 256;
-const PMIX_GLOBAL: u8 = 3;
 
 /// Generations once the client is warm (its allocator and libpmix settled): the sampled values
 /// are compared with those at this generation.
@@ -126,7 +125,7 @@ fn cards(ns: &str, g: u32) -> Vec<PostedValue> {
             PostedValue {
                 nspace: ns.into(),
                 rank,
-                scope: PMIX_GLOBAL,
+                scope: gds::modex::Scope::Global as u8,
                 key: "test.card".into(),
                 value: Value::String(card),
             }

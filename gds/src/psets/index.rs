@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use crate::error::{Error, Result};
 
 /// `PMIX_RANK_WILDCARD`: a member naming every process of its namespace.
-pub const RANK_WILDCARD: u32 = u32::MAX - 1;
+pub use crate::jobdata::query::RANK_WILDCARD;
 
 /// The index's version word (offset 0).
 pub const VERSION: u32 = 1;

@@ -34,7 +34,7 @@ pub const DELTA_NAMESPACE: &str = "rshm.psets.delta";
 pub const GONE_KEY: &str = "rshm.sets.gone";
 
 /// `PMIX_RANK_VALID`: ranks from here up are special (wildcard, undef, ...).
-pub const RANK_VALID: u32 = u32::MAX - 50;
+pub use crate::jobdata::query::RANK_VALID;
 
 /// `PMIX_PSET_NAME`: a process's launch-time set label (job data, registered by the host).
 pub const PSET_NAME: &str = "pmix.pset.nm";

@@ -4,10 +4,14 @@
 use core::ffi::{c_char, c_int};
 use std::ffi::{CStr, CString};
 
+use abi::types::status::{PMIX_ERR_NOT_FOUND, PMIX_SUCCESS};
 use abi::types::{
     pmix_app_t, pmix_info_t, pmix_pdata_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF,
     NSPACE_BUF,
 };
+pub use abi::types::{RANK_UNDEF, RANK_WILDCARD};
+use gds::modex::Scope;
+use gds::value::types::{BOOL as PMIX_BOOL, STRING as PMIX_STRING};
 
 use crate::codes::{Pmi2Error, Result, PMI2_ERR_INVALID_ARG};
 
@@ -68,18 +72,6 @@ extern "C" {
     ) -> pmix_status_t;
     fn PMIx_Value_destruct(val: *mut pmix_value_t);
 }
-
-const PMIX_SUCCESS: pmix_status_t = 0;
-const PMIX_ERR_NOT_FOUND: pmix_status_t = -46;
-const PMIX_BOOL: u16 = 1;
-const PMIX_STRING: u16 = 3;
-/// `PMIX_RANK_WILDCARD`.
-pub const RANK_WILDCARD: u32 = u32::MAX - 1;
-/// `PMIX_RANK_UNDEF`: any rank that posted the key.
-pub const RANK_UNDEF: u32 = u32::MAX;
-/// `PMIX_LOCAL`, `PMIX_GLOBAL`.
-pub const SCOPE_LOCAL: u8 = 1;
-pub const SCOPE_GLOBAL: u8 = 3;
 
 /// A value libpmix answered, owned.
 #[derive(Debug, Clone, PartialEq)]
@@ -244,14 +236,16 @@ pub fn abort(code: i32, msg: &str, procs: Option<(&str, u32)>) -> Result<()> {
 }
 
 /// PMIx_Put of a string in `scope`, then PMIx_Commit.
-pub fn put_commit(scope: u8, key: &str, val: &str) -> Result<()> {
+pub fn put_commit(scope: Scope, key: &str, val: &str) -> Result<()> {
     let k = cstring(key)?;
     let s = cstring(val)?;
     let mut v = zeroed_value();
     v.type_ = PMIX_STRING;
     v.data.string = s.as_ptr().cast_mut();
     // SAFETY: a NUL-terminated key and a string value PMIx_Put copies before returning.
-    status("PMIx_Put", unsafe { PMIx_Put(scope, k.as_ptr(), &mut v) })?;
+    status("PMIx_Put", unsafe {
+        PMIx_Put(scope as u8, k.as_ptr(), &mut v)
+    })?;
     // SAFETY: no arguments.
     status("PMIx_Commit", unsafe { PMIx_Commit() })
 }

@@ -30,9 +30,6 @@ type DeletePsetFn = unsafe extern "C" fn(*mut c_char) -> pmix_status_t;
 type RegisterResourcesFn =
     unsafe extern "C" fn(*mut pmix_info_t, usize, OpCb, *mut c_void) -> pmix_status_t;
 
-/// `PMIX_OPERATION_SUCCEEDED`: done at once, the callback will not be called.
-const OPERATION_SUCCEEDED: pmix_status_t = -157;
-
 /// The next definition of `name` (libpmix's), looked up once.
 macro_rules! next {
     ($ty:ty, $name:literal) => {{
@@ -159,7 +156,7 @@ pub unsafe extern "C" fn PMIx_server_register_nspace(
         // SAFETY: the real function, with the caller's own arguments.
         let rc = unsafe { real(nspace, nlocalprocs, info, ninfo, cbfunc, cbdata) };
         if let Some(ns) = ns {
-            if rc != PMIX_SUCCESS && rc != OPERATION_SUCCEEDED {
+            if rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED {
                 ffi_void(|| crate::deregister_nspace(ns));
             }
         }

@@ -72,9 +72,10 @@ fn log(msg: impl FnOnce() -> String) {
 /// The keys of `PMIx_server_init`'s info array the store reads (`ServerOptions::from_infos`);
 /// the rest are the host's, and are not even converted.
 pub(crate) fn wanted_init_key(key: &str) -> bool {
+    use abi::types::keys::{PMIX_GRPID, PMIX_HOSTNAME, PMIX_USERID};
     matches!(
         key,
-        abi::env::INFO_DIR | "pmix.srvr.tmpdir" | "pmix.euid" | "pmix.egid" | "pmix.hname"
+        abi::env::INFO_DIR | "pmix.srvr.tmpdir" | PMIX_USERID | PMIX_GRPID | PMIX_HOSTNAME
     )
 }
 

@@ -32,9 +32,8 @@ mod tool;
 #[allow(unused_imports)] // each including test uses a part
 pub use self::{answers::*, canonical::*, corpus::*, names::*, registration::*, run::*, tool::*};
 
-/// `PMIX_RANK_*` special values (pmix_common.h).
-pub const RANK_UNDEF: u32 = u32::MAX;
-pub const RANK_WILDCARD: u32 = u32::MAX - 1;
+/// `PMIX_RANK_*` special values (pmix_common.h): gds's, and those only the corpora name.
+pub use gds::jobdata::query::{RANK_UNDEF, RANK_WILDCARD};
 pub const RANK_LOCAL_NODE: u32 = u32::MAX - 2;
 pub const RANK_INVALID: u32 = u32::MAX - 3;
 pub const RANK_LOCAL_PEERS: u32 = u32::MAX - 4;
