@@ -169,6 +169,18 @@ for np in ${NPS:-4 16}; do
     job "$np" "$mode" "$corpus" "np$np"
   done
   normalize "$out/np$np.hash" "$corpus.queries" >"$out/np$np.hash.n"
+  # The reference itself is a job: under load gds/hash was seen answering one local card of a
+  # peer NOT-FOUND after the fence where every other store (ds21 among them) had it. When the
+  # reference differs from the store rshm serves, it is run once more and that run is the
+  # reference; a difference that is rshm's stays.
+  normalize "$out/np$np.rshm" "$corpus.queries" >"$out/np$np.rshm.n"
+  if ! cmp -s "$out/np$np.hash.n" "$out/np$np.rshm.n"; then
+    mv "$out/np$np.hash" "$out/np$np.hash.first"
+    job "$np" hash "$corpus" "np$np"
+    normalize "$out/np$np.hash" "$corpus.queries" >"$out/np$np.hash.n"
+    cmp -s <(normalize "$out/np$np.hash.first" "$corpus.queries") "$out/np$np.hash.n" ||
+      echo "np $np hash: the reference job ran twice, its two runs differed ($(diff <(normalize "$out/np$np.hash.first" "$corpus.queries") "$out/np$np.hash.n" | grep -c '^[<>]') lines)"
+  fi
   lines=$(wc -l <"$out/np$np.hash.n")
   expect=$(($(grep -c . "$corpus.queries") * np))
   [ "$lines" -eq "$expect" ] || { echo "FAIL: np $np hash: $lines answer lines, expected $expect"; fail=1; }
