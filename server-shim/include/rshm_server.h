@@ -258,14 +258,17 @@ pmix_status_t rshm_server_commit(struct rshm_server_t *s,
                                  struct rshm_flushed_t *out);
 
 // What a client needs to attach, added to its environment (`PMIx_server_setup_fork`):
-// `RSHM_STORE`, `RSHM_STORE_OWNER` (the owner's uid, which the client requires), `RSHM_NSPACE`,
-// `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of "NAME=value" strings (as PMIx's
-// setup_fork uses); entries are replaced or appended.
+// `RSHM_STORE`, `RSHM_STORE_OWNER` (the owner's uid, which the client requires),
+// `RSHM_STORE_ID` (the store's id, which the client requires of the store at that path),
+// `RSHM_NSPACE`, `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of "NAME=value"
+// strings (as PMIx's setup_fork uses); entries are replaced or appended.
 //
 // # Safety
 // `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an
 // array.
-pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s, const pmix_proc_t *proc, char ***env);
+pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s,
+                                     const pmix_proc_t *proc,
+                                     char ***env);
 
 // `PMIx_server_define_process_set` (17.2.19): define process set `name` with `members` (in
 // their order; a `PMIX_RANK_WILDCARD` member is its whole namespace) and publish it as one

@@ -474,6 +474,7 @@ impl Server {
         vec![
             (env::STORE, self.path().display().to_string()),
             (env::STORE_OWNER, self.owner_uid().to_string()),
+            (env::STORE_ID, self.writer.store_id().to_owned()),
             (env::NSPACE, ns.to_owned()),
             (env::RANK, rank.to_string()),
         ]

@@ -176,6 +176,12 @@ impl Writer {
         self.dir().owner_uid()
     }
 
+    /// The store's random id (its `rshm-id` file): what a client requires, exported beside the
+    /// path (`RSHM_STORE_ID`), so that it reads only the store its own server made.
+    pub fn store_id(&self) -> &str {
+        self.dir().id().unwrap_or_default()
+    }
+
     /// The store directory (what a client attaches to).
     pub fn path(&self) -> &Path {
         self.dir().path()
