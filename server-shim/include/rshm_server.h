@@ -272,8 +272,11 @@ pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s,
 
 // `PMIx_server_define_process_set` (17.2.19): define process set `name` with `members` (in
 // their order; a `PMIX_RANK_WILDCARD` member is its whole namespace) and publish it as one
-// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`);
-// anything else is `PMIX_ERR_BAD_PARAM` and changes nothing.
+// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`),
+// without `,`, white space or control characters, not starting with `rshm.`, and not a
+// registered namespace's; members are processes (ordinary ranks or `PMIX_RANK_WILDCARD`), each
+// once, at most 2^20 (docs/psets-groups.md, "Names and members"). Anything else is
+// `PMIX_ERR_BAD_PARAM` and changes nothing.
 //
 // # Safety
 // `s` a handle; `name` NUL-terminated; `members` NULL (with `nmembers` 0) or `nmembers` valid
@@ -283,9 +286,9 @@ pmix_status_t rshm_server_define_pset(struct rshm_server_t *s,
                                       const pmix_proc_t *members,
                                       size_t nmembers);
 
-// `rshm_server_define_pset` for `n` sets at once, in their order, published as one
-// generation: each define rewrites the whole set index, so a host with many sets (a launch's)
-// gives them together. All or nothing.
+// `rshm_server_define_pset` for `n` sets at once (at most 2^20), in their order, published as
+// one generation: one call costs the sets it defines, not those already defined. All or
+// nothing.
 //
 // # Safety
 // `s` a handle; `sets` NULL (with `n` 0) or `n` valid `rshm_pset_t`, each as
