@@ -266,9 +266,7 @@ pmix_status_t rshm_server_commit(struct rshm_server_t *s,
 // # Safety
 // `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an
 // array.
-pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s,
-                                     const pmix_proc_t *proc,
-                                     char ***env);
+pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s, const pmix_proc_t *proc, char ***env);
 
 // `PMIx_server_define_process_set` (17.2.19): define process set `name` with `members` (in
 // their order; a `PMIX_RANK_WILDCARD` member is its whole namespace) and publish it as one
