@@ -110,10 +110,8 @@ fn failed_gets_say_why() {
     let path = CString::new(w.path().to_str().unwrap()).unwrap();
     let me = proc_of("job", 0);
     // SAFETY: a NUL-terminated path and a valid proc.
-    assert_eq!(
-        unsafe { rshm_client_attach(path.as_ptr(), &me) },
-        PMIX_SUCCESS
-    );
+    let attached = unsafe { rshm_client_attach(path.as_ptr(), &me) };
+    assert_eq!(attached, PMIX_SUCCESS);
 
     // Copy mode answers; pointer mode names the directive.
     assert_eq!(

@@ -75,9 +75,6 @@ fn another_store_renamed_to_the_servers_path_is_refused() {
         "{why}"
     );
     // SAFETY: as above.
-    assert_eq!(
-        unsafe { rshm_client_detach() },
-        PMIX_ERR_INIT,
-        "attached anyway"
-    );
+    let detached = unsafe { rshm_client_detach() };
+    assert_eq!(detached, PMIX_ERR_INIT, "attached anyway");
 }
