@@ -285,6 +285,15 @@ impl StoreDir {
     }
 }
 
+/// Refuse a base directory another user could rearrange (owned by neither this process's
+/// effective uid nor root, or writable by others without the sticky bit): checked before a
+/// writer sweeps or creates anything in it.
+pub fn check_base_dir(base: &Path) -> Result<()> {
+    let base_fd = open_base(base)?;
+    let st = rustix::fs::fstat(&base_fd).map_err(errno("stat store base directory"))?;
+    access::check_base(base, &st)
+}
+
 /// Whether `dir` holds an entry `name` (of any type; a symlink is not followed).
 fn exists_at(dir: impl AsFd, name: impl rustix::path::Arg) -> Result<bool> {
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
