@@ -260,3 +260,35 @@ fn a_base_directory_others_may_rearrange_is_refused_at_creation() {
         }
     }
 }
+
+#[test]
+fn a_refused_base_directory_is_not_swept() {
+    let top = common::base_dir();
+    let base = top.path().join("base");
+    std::fs::create_dir(&base).unwrap();
+    // A dead store of this user: its lock file held by nobody.
+    let dead = base.join("rshm-1-00000000deadbeef");
+    std::fs::create_dir(&dead).unwrap();
+    std::fs::write(dead.join("rshm-lock"), b"").unwrap();
+    std::fs::write(dead.join("rshm-anchor"), b"old").unwrap();
+    let sweeping = |base: &Path| StoreOptions {
+        sweep: true,
+        ..opts(base, Ownership::PRIVATE)
+    };
+
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(matches!(
+        Writer::create(sweeping(&base)),
+        Err(Error::Untrusted(_))
+    ));
+    assert!(
+        dead.join("rshm-anchor").exists(),
+        "a refused base was swept"
+    );
+
+    // The same base, no longer writable by others: swept, and the store made.
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let w = Writer::create(sweeping(&base)).unwrap();
+    assert!(!dead.exists(), "the dead store was not swept");
+    w.close().unwrap();
+}
