@@ -60,8 +60,8 @@ fn the_base_is_a_tmpfs_unless_given_explicitly() {
     }
 
     // A server's tmpdir another user could rearrange (writable by others without the sticky
-    // bit, or, for a root server, the job's user's: Slurm's is chowned to the job's user) is
-    // passed over, not chosen to be refused.
+    // bit, or, for a root server, another user's, such as the job's) is passed over, not
+    // chosen to be refused.
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(tmpfs.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     assert_eq!(choose_base_dir(None, Some(tmpfs.path())), shm);

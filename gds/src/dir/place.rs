@@ -51,8 +51,8 @@ pub fn choose_base_dir(explicit: Option<&Path>, server_tmpdir: Option<&Path>) ->
     let tmpdir = server_tmpdir
         .map(Path::to_path_buf)
         .or_else(|| env_path(ENV_SERVER_TMPDIR));
-    // Passed over, not chosen to be refused: a tmpdir another user could rearrange (Slurm's is
-    // the job's user's) cannot hold a root server's store (`super::check_base_dir`).
+    // Passed over, not chosen to be refused: a tmpdir another user could rearrange (one a
+    // resource manager gave the job's user) cannot hold the store (`super::check_base_dir`).
     if let Some(dir) = tmpdir.filter(|d| is_tmpfs(d) && super::check_base_dir(d).is_ok()) {
         return dir;
     }
