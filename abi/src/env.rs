@@ -8,6 +8,9 @@ pub const STORE: &str = gds::ENV_STORE;
 /// The uid a client requires the store to be owned by (`gds::Reader::attach` refuses any other
 /// owner); set beside [`STORE`] at setup_fork.
 pub const STORE_OWNER: &str = gds::ENV_STORE_OWNER;
+/// The id of the store the server made (`gds::Reader::attach` refuses a store with another id
+/// at that path: one moved or put there); set beside [`STORE`] at setup_fork.
+pub const STORE_ID: &str = gds::ENV_STORE_ID;
 /// The client's namespace and rank, when the server is not libpmix (which sets
 /// `PMIX_NAMESPACE` / `PMIX_RANK`, read as a fallback).
 pub const NSPACE: &str = "RSHM_NSPACE";

@@ -34,6 +34,12 @@ pub enum AbiError {
     NoMem,
     /// What the call would create exists already (`PMIX_ERR_EXISTS`).
     Exists(String),
+    /// No client is attached: `rshm_client_attach` was not called, or failed, or the client
+    /// detached (`PMIX_ERR_INIT`).
+    NotAttached,
+    /// An answer larger than the bound the API sets for it (`PMIX_ERR_OUT_OF_RESOURCE`):
+    /// refused before anything is allocated.
+    TooLarge(String),
     /// The store's own error.
     Store(gds::Error),
 }
@@ -51,6 +57,11 @@ impl std::fmt::Display for AbiError {
             AbiError::NotSupported(s) => write!(f, "not supported: {s}"),
             AbiError::NoMem => write!(f, "out of memory"),
             AbiError::Exists(s) => write!(f, "exists: {s}"),
+            AbiError::NotAttached => write!(
+                f,
+                "not attached to an rshm store (rshm_client_attach first, or it failed)"
+            ),
+            AbiError::TooLarge(s) => write!(f, "answer too large: {s}"),
             AbiError::Store(e) => write!(f, "{e}"),
         }
     }
@@ -64,6 +75,8 @@ impl AbiError {
             AbiError::NotSupported(_) => PMIX_ERR_NOT_SUPPORTED,
             AbiError::NoMem => PMIX_ERR_NOMEM,
             AbiError::Exists(_) => PMIX_ERR_EXISTS,
+            AbiError::NotAttached => PMIX_ERR_INIT,
+            AbiError::TooLarge(_) => PMIX_ERR_OUT_OF_RESOURCE,
             AbiError::Store(e) => store_status(e),
         }
     }

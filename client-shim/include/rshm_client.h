@@ -18,7 +18,8 @@ extern "C" {
 // server removed it while this attached, `PMIX_ERR_INIT` for a store of an unknown format
 // version, `PMIX_ERR_NO_PERMISSIONS` for one the caller may not read or does not trust (not
 // owned by the uid `$RSHM_STORE_OWNER` names, else by root or the caller; or writable by others
-// than its owner).
+// than its owner; or, `$RSHM_STORE_ID` set, not the store of that id: another store moved to
+// the path).
 //
 // # Safety
 // `path` is NULL or a NUL-terminated string; `self_proc` is NULL or a valid `pmix_proc_t`.

@@ -225,9 +225,23 @@ impl Outcome {
 pub fn without_host(p: Pass, req: &GetRequest) -> AbiError {
     match p.into_error() {
         Some(e) => AbiError::Store(e),
-        None => AbiError::NotSupported(format!(
-            "directive(s) only a PMIx host library can honour (refresh: {}, unknown: {:?})",
-            req.directives.refresh, req.unknown
-        )),
+        None => {
+            let mut named = Vec::new();
+            if req.mode == abi::get::Mode::Pointer {
+                named.push(
+                    "PMIX_GET_POINTER_VALUES (this key's answer is built, not read in place: \
+                     ask for it in copy or static mode)"
+                        .to_owned(),
+                );
+            }
+            if req.directives.refresh {
+                named.push("PMIX_GET_REFRESH_CACHE".to_owned());
+            }
+            named.extend(req.unknown.iter().map(|k| format!("{k} (unknown)")));
+            AbiError::NotSupported(format!(
+                "directive(s) only a PMIx host library can honour: {}",
+                named.join(", ")
+            ))
+        }
     }
 }

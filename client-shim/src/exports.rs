@@ -34,7 +34,7 @@ pub fn with_client<T>(f: impl FnOnce(&Client) -> Result<T, AbiError>) -> Result<
     // Acquire: pairs with the Release store of attach, so the Client's fields are visible.
     let p = CLIENT.load(Ordering::Acquire);
     if p.is_null() {
-        return Err(AbiError::Store(gds::Error::NotReady));
+        return Err(AbiError::NotAttached);
     }
     // SAFETY: a non-NULL CLIENT points to a leaked Box<Client> that only `rshm_client_detach`
     // frees, which the API forbids running concurrently with other calls.
@@ -47,7 +47,8 @@ pub fn with_client<T>(f: impl FnOnce(&Client) -> Result<T, AbiError>) -> Result<
 /// server removed it while this attached, `PMIX_ERR_INIT` for a store of an unknown format
 /// version, `PMIX_ERR_NO_PERMISSIONS` for one the caller may not read or does not trust (not
 /// owned by the uid `$RSHM_STORE_OWNER` names, else by root or the caller; or writable by others
-/// than its owner).
+/// than its owner; or, `$RSHM_STORE_ID` set, not the store of that id: another store moved to
+/// the path).
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `self_proc` is NULL or a valid `pmix_proc_t`.
@@ -107,7 +108,7 @@ pub unsafe extern "C" fn rshm_client_detach() -> pmix_status_t {
     ffi_status(|| {
         let p = CLIENT.swap(core::ptr::null_mut(), Ordering::AcqRel);
         if p.is_null() {
-            return Err(AbiError::Store(gds::Error::NotReady));
+            return Err(AbiError::NotAttached);
         }
         // SAFETY: `p` came from Box::into_raw in attach and was just unpublished; the API
         // forbids concurrent calls, so no other thread still uses it.
@@ -383,6 +384,7 @@ unsafe fn set_get(
                 Ok(Outcome::Answered)
             }
             SetAnswer::NotFound => Ok(Outcome::NotFound),
+            SetAnswer::TooLarge(why) => Err(AbiError::TooLarge(why)),
             SetAnswer::Pass => Ok(Outcome::Pass(Pass::Absent)),
         }
     })

@@ -24,6 +24,9 @@ pub enum SetAnswer<'p> {
     Members(Vec<(&'p str, u32)>),
     /// Settled by the store: `PMIX_ERR_NOT_FOUND`.
     NotFound,
+    /// A set with more members than an answer holds (`gds::psets::MAX_ANSWER_MEMBERS`): an
+    /// error saying so, nothing allocated.
+    TooLarge(String),
     /// Not the store's to answer: the host library's.
     Pass,
 }
@@ -139,7 +142,10 @@ impl Client {
             },
             // A set's members asked of a namespace, or an unknown set: the host may know it.
             psets::PSET_MEMBERS if rank == RANK_WILDCARD => match ix.find(ns) {
-                Some(i) => SetAnswer::Members(members(&ix, i)),
+                Some(i) => match psets::check_answer_size(&ix, i) {
+                    Ok(()) => SetAnswer::Members(members(&ix, i)),
+                    Err(e) => SetAnswer::TooLarge(e.to_string()),
+                },
                 None => SetAnswer::Pass,
             },
             _ => SetAnswer::Pass,
@@ -177,7 +183,10 @@ impl Client {
                         return Some(psets::query(&ix, k, None).map(|_| Vec::new()));
                     };
                     match ix.find(name) {
-                        Some(i) => SetAnswer::Members(members(&ix, i)),
+                        Some(i) => match psets::check_answer_size(&ix, i) {
+                            Ok(()) => SetAnswer::Members(members(&ix, i)),
+                            Err(e) => return Some(Err(e)),
+                        },
                         None => return Some(Err(Error::NotFound)),
                     }
                 } else {

@@ -95,7 +95,7 @@ pub use raw::prefetch;
 #[cfg(not(gds_loom))]
 pub use dir::{
     choose_base_dir, default_base_dir, is_tmpfs, sweep_dead_stores, Ownership, Skipped,
-    SweepReport, ENV_DIR, ENV_STORE_OWNER, LOCK_NAME,
+    SweepReport, ENV_DIR, ENV_STORE_ID, ENV_STORE_OWNER, LOCK_NAME, STORE_ID_NAME,
 };
 #[cfg(not(gds_loom))]
 pub use jobdata::JobMeta;

@@ -58,4 +58,19 @@ fn the_base_is_a_tmpfs_unless_given_explicitly() {
     for var in [gds::ENV_DIR, "PMIX_SERVER_TMPDIR", "TMPDIR"] {
         std::env::remove_var(var);
     }
+
+    // A server's tmpdir another user could rearrange (writable by others without the sticky
+    // bit, or, for a root server, another user's, such as the job's) is passed over, not
+    // chosen to be refused.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tmpfs.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(choose_base_dir(None, Some(tmpfs.path())), shm);
+    std::fs::set_permissions(tmpfs.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    assert_eq!(choose_base_dir(None, Some(tmpfs.path())), tmpfs.path());
+    if rustix::process::geteuid().is_root() {
+        std::os::unix::fs::chown(tmpfs.path(), Some(65534), Some(65534)).unwrap();
+        std::fs::set_permissions(tmpfs.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(choose_base_dir(None, Some(tmpfs.path())), shm);
+        std::os::unix::fs::chown(tmpfs.path(), Some(0), Some(0)).unwrap();
+    }
 }

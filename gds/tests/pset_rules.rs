@@ -265,7 +265,13 @@ fn ten_thousand_sets_over_a_million_ranks_stay_small() {
         // Each set: a block of ranks, and every set also the 16 ranks of a "node" elsewhere.
         let mut m: Vec<(&str, u32)> = (s * per..(s + 1) * per).map(|r| ("job", r)).collect();
         let node = (s * 7919) % (ranks / 16);
-        m.extend((node * 16..node * 16 + 16).map(|r| ("job", r)));
+        // (A process is a member once: the node's ranks inside the block are there already.)
+        let block = s * per..(s + 1) * per;
+        m.extend(
+            (node * 16..node * 16 + 16)
+                .filter(|r| !block.contains(r))
+                .map(|r| ("job", r)),
+        );
         reg.define(&format!("set{s:05}"), &m).unwrap();
     }
     let bytes = reg.encode().unwrap();
@@ -339,8 +345,13 @@ fn pset_names_match_a_scan_of_the_members() {
                 m.extend((first..first + len).map(|r| (ns, r)));
             }
             if rng.below(8) == 0 {
+                // A wildcard of b, which covers every rank of b: b's ranks go.
+                m.retain(|&(ns, _)| ns != "b");
                 m.push(("b", W));
             }
+            // A process is a member once: repeats in overlapping ranges go.
+            let mut seen = std::collections::HashSet::new();
+            m.retain(|p| seen.insert(*p));
             reg.define(&format!("s{s}"), &m).unwrap();
             sets.push(m);
         }

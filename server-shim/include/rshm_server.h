@@ -258,9 +258,10 @@ pmix_status_t rshm_server_commit(struct rshm_server_t *s,
                                  struct rshm_flushed_t *out);
 
 // What a client needs to attach, added to its environment (`PMIx_server_setup_fork`):
-// `RSHM_STORE`, `RSHM_STORE_OWNER` (the owner's uid, which the client requires), `RSHM_NSPACE`,
-// `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of "NAME=value" strings (as PMIx's
-// setup_fork uses); entries are replaced or appended.
+// `RSHM_STORE`, `RSHM_STORE_OWNER` (the owner's uid, which the client requires),
+// `RSHM_STORE_ID` (the store's id, which the client requires of the store at that path),
+// `RSHM_NSPACE`, `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of "NAME=value"
+// strings (as PMIx's setup_fork uses); entries are replaced or appended.
 //
 // # Safety
 // `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an
@@ -269,8 +270,11 @@ pmix_status_t rshm_server_setup_fork(struct rshm_server_t *s, const pmix_proc_t 
 
 // `PMIx_server_define_process_set` (17.2.19): define process set `name` with `members` (in
 // their order; a `PMIX_RANK_WILDCARD` member is its whole namespace) and publish it as one
-// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`);
-// anything else is `PMIX_ERR_BAD_PARAM` and changes nothing.
+// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`),
+// without `,`, white space or control characters, not starting with `rshm.`, and not a
+// registered namespace's; members are processes (ordinary ranks or `PMIX_RANK_WILDCARD`), each
+// once, at most 2^20 (docs/psets-groups.md, "Names and members"). Anything else is
+// `PMIX_ERR_BAD_PARAM` and changes nothing.
 //
 // # Safety
 // `s` a handle; `name` NUL-terminated; `members` NULL (with `nmembers` 0) or `nmembers` valid
@@ -280,9 +284,9 @@ pmix_status_t rshm_server_define_pset(struct rshm_server_t *s,
                                       const pmix_proc_t *members,
                                       size_t nmembers);
 
-// `rshm_server_define_pset` for `n` sets at once, in their order, published as one
-// generation: each define rewrites the whole set index, so a host with many sets (a launch's)
-// gives them together. All or nothing.
+// `rshm_server_define_pset` for `n` sets at once (at most 2^20), in their order, published as
+// one generation: one call costs the sets it defines, not those already defined. All or
+// nothing.
 //
 // # Safety
 // `s` a handle; `sets` NULL (with `n` 0) or `n` valid `rshm_pset_t`, each as

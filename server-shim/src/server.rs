@@ -14,7 +14,7 @@ use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 mod commit;
 mod groups;
 mod pending;
-mod psets;
+pub(crate) mod psets;
 use crate::topology;
 
 pub use pending::{Flushed, Unpublished};
@@ -150,6 +150,8 @@ pub struct Server {
     posted_withdrawn: bool,
     /// The process sets the host defined (`psets.rs`).
     psets: gds::psets::Registry,
+    /// The namespaces registered and not deregistered: no set may take one's name.
+    registered: std::collections::HashSet<String>,
     /// The process groups constructed (`groups.rs`).
     groups: gds::psets::groups::Groups,
     /// The node's topology, when the server publishes it ([`ServerOptions::topology`]).
@@ -218,6 +220,7 @@ impl Server {
             pending: pending::Pending::default(),
             posted_withdrawn: false,
             psets: gds::psets::Registry::new(),
+            registered: std::collections::HashSet::new(),
             groups: gds::psets::groups::Groups::new(),
             topology: None,
         };
@@ -291,6 +294,7 @@ impl Server {
             node.put_replicas(&mut tx, ns, &table)?;
         }
         tx.commit()?;
+        self.registered.insert(ns.to_owned());
         Ok(())
     }
 
@@ -302,6 +306,7 @@ impl Server {
         let mut tx = self.writer.begin();
         tx.remove_namespace(ns);
         tx.commit()?;
+        self.registered.remove(ns);
         Ok(())
     }
 
@@ -474,6 +479,7 @@ impl Server {
         vec![
             (env::STORE, self.path().display().to_string()),
             (env::STORE_OWNER, self.owner_uid().to_string()),
+            (env::STORE_ID, self.writer.store_id().to_owned()),
             (env::NSPACE, ns.to_owned()),
             (env::RANK, rank.to_string()),
         ]

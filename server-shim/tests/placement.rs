@@ -106,6 +106,10 @@ fn setup_fork_names_the_owner_beside_the_store() {
     });
     assert_eq!(get(env::STORE_OWNER), me.unwrap().to_string());
     assert_eq!(get(env::STORE_OWNER), s.owner_uid().to_string());
+    // The store's id, which the client requires of the store at that path.
+    let id = std::fs::read_to_string(s.path().join(gds::STORE_ID_NAME)).unwrap();
+    assert_eq!(get(env::STORE_ID), id);
+    assert_eq!(id.len(), 32);
     assert!(
         s.describe().ends_with(&format!(
             "owner uid {}, readable by uid 4242 gid -",

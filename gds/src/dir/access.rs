@@ -6,13 +6,121 @@
 
 use std::os::fd::AsFd;
 
-use rustix::fs::{Mode, XattrFlags};
+use rustix::fs::{Mode, OFlags, XattrFlags};
 
 use crate::error::{Error, Result};
 
 /// The uid a reader expects the store to be owned by (the server exports it at setup_fork).
 /// Unset, a reader trusts a store owned by root or by its own effective uid.
 pub const ENV_STORE_OWNER: &str = "RSHM_STORE_OWNER";
+
+/// The id of the store a reader's server made for it (the server exports it at setup_fork,
+/// beside `RSHM_STORE`): set, a reader attaches only to a store whose [`STORE_ID_NAME`] holds
+/// it.
+pub const ENV_STORE_ID: &str = "RSHM_STORE_ID";
+
+/// The file holding a store's id: 32 lower-case hex digits (128 random bits), written once
+/// when the store is created, read by its readers.
+pub const STORE_ID_NAME: &str = "rshm-id";
+
+/// Length of a store id in hex digits.
+const STORE_ID_LEN: usize = 32;
+
+/// Create the store's id file in the new store directory `dir` (owned by `writer_uid`), with
+/// the access `own` grants set before it holds anything, and write a fresh random id to it.
+pub(crate) fn write_store_id(dir: impl AsFd, own: Ownership, writer_uid: u32) -> Result<String> {
+    let mut raw = [0u8; STORE_ID_LEN / 2];
+    let mut filled = 0;
+    while filled < raw.len() {
+        filled +=
+            rustix::rand::getrandom(&mut raw[filled..], rustix::rand::GetRandomFlags::empty())
+                .map_err(|e| Error::io("random store id", e.into()))?;
+    }
+    let id: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    let fd = rustix::fs::openat(
+        dir,
+        STORE_ID_NAME,
+        OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY | OFlags::CLOEXEC,
+        Ownership::create_mode(false),
+    )
+    .map_err(|e| Error::io("create the store's id file", e.into()))?;
+    own.apply(&fd, false, writer_uid)?;
+    let written = rustix::io::write(&fd, id.as_bytes())
+        .map_err(|e| Error::io("write the store's id", e.into()))?;
+    if written != id.len() {
+        return Err(Error::io(
+            "write the store's id",
+            std::io::Error::other("short write"),
+        ));
+    }
+    Ok(id)
+}
+
+/// A reader's check of the store it opened against `$RSHM_STORE_ID`: unset, nothing is
+/// checked (`None`); set, the store's id file must hold exactly that id, else `Untrusted`.
+pub(crate) fn check_store_id(dir: &super::StoreDir) -> Result<Option<String>> {
+    let want = match std::env::var(ENV_STORE_ID) {
+        Ok(v) if !v.is_empty() => v,
+        _ => return Ok(None),
+    };
+    let store = dir.path().display();
+    if want.len() != STORE_ID_LEN || !want.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::Untrusted(format!(
+            "{ENV_STORE_ID}={want:?} is not a store id ({STORE_ID_LEN} hex digits)"
+        )));
+    }
+    let not_made = |why: String| {
+        Error::Untrusted(format!(
+            "store directory {store} is not the store its server made for this client \
+             ({why}; a client reads only the store whose id its server exported as \
+             {ENV_STORE_ID}: this one was moved or put in its place)"
+        ))
+    };
+    let (fd, len) = match dir.open_file(STORE_ID_NAME) {
+        Ok(f) => f,
+        Err(Error::NotFound) => return Err(not_made(format!("it has no {STORE_ID_NAME}"))),
+        Err(e) => return Err(e),
+    };
+    let mut buf = [0u8; STORE_ID_LEN];
+    let got = if len == STORE_ID_LEN as u64 {
+        rustix::io::read(&fd, &mut buf).map_err(|e| Error::io("read the store's id", e.into()))?
+    } else {
+        0
+    };
+    if got != STORE_ID_LEN || !buf.eq_ignore_ascii_case(want.as_bytes()) {
+        return Err(not_made(format!(
+            "its {STORE_ID_NAME} differs from {ENV_STORE_ID}"
+        )));
+    }
+    Ok(Some(want.to_ascii_lowercase()))
+}
+
+/// A writer's check of the base directory it is about to create its store in: owned by this
+/// process's effective uid or root, and writable by nobody else unless sticky. Another user
+/// who may rename entries of the base could move the store away and put another (another job's
+/// store of the same owner) at its path.
+pub(crate) fn check_base(base: &std::path::Path, st: &rustix::fs::Stat) -> Result<()> {
+    const RULE: &str = "a store's base directory must belong to the server's user or root, and \
+                        others may write it only when it has the sticky bit";
+    let me = rustix::process::geteuid().as_raw();
+    if st.st_uid != me && st.st_uid != 0 {
+        return Err(Error::Untrusted(format!(
+            "store base directory {} is owned by uid {}, neither this server's uid {me} nor \
+             root: its owner could rename another store over this one ({RULE})",
+            base.display(),
+            st.st_uid
+        )));
+    }
+    let mode = st.st_mode & 0o7777;
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        return Err(Error::Untrusted(format!(
+            "store base directory {} is writable by others than its owner without the sticky \
+             bit (mode {mode:04o}): they could rename another store over this one ({RULE})",
+            base.display()
+        )));
+    }
+    Ok(())
+}
 
 /// Who besides the writer may read a store (PMIX_USERID / PMIX_GRPID). The directory and files
 /// are always owned by the writer's effective uid and writable by it alone: the readers named

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::segment::ANCHOR_NAME;
 
 use access::Trusted;
-pub use access::{Ownership, ENV_STORE_OWNER};
+pub use access::{Ownership, ENV_STORE_ID, ENV_STORE_OWNER, STORE_ID_NAME};
 pub use liveness::LOCK_NAME;
 pub use place::{choose_base_dir, default_base_dir, is_tmpfs, ENV_DIR};
 pub use sweep::{sweep_dead_stores, Skipped, SweepReport};
@@ -35,6 +35,8 @@ pub struct StoreDir {
     fd: OwnedFd,
     path: PathBuf,
     owner_uid: u32,
+    /// The store's id (the writer's; a reader's once checked against `$RSHM_STORE_ID`).
+    id: Option<String>,
     /// The writer's lock on the lock file, held for the store's life (none for a reader).
     lock: Option<OwnedFd>,
 }
@@ -55,6 +57,8 @@ impl StoreDir {
     pub fn create(base: &Path, name: &str, own: Ownership) -> Result<StoreDir> {
         check_name(name)?;
         let base_fd = open_base(base)?;
+        let st = rustix::fs::fstat(&base_fd).map_err(errno("stat store base directory"))?;
+        access::check_base(base, &st)?;
         rustix::fs::mkdirat(&base_fd, name, Ownership::create_mode(true)).map_err(|e| {
             if e == rustix::io::Errno::EXIST {
                 Error::InvalidArgument(format!("store directory {name} already exists"))
@@ -82,16 +86,19 @@ impl StoreDir {
                 .st_uid;
             let lock = liveness::create_and_hold(&fd)?;
             own.apply(&fd, true, owner_uid)?;
-            Ok((owner_uid, lock))
+            let id = access::write_store_id(&fd, own, owner_uid)?;
+            Ok((owner_uid, lock, id))
         })();
         match setup {
-            Ok((owner_uid, lock)) => Ok(StoreDir {
+            Ok((owner_uid, lock, id)) => Ok(StoreDir {
                 fd,
                 path: base.join(name),
                 owner_uid,
+                id: Some(id),
                 lock: Some(lock),
             }),
             Err(e) => {
+                let _ = rustix::fs::unlinkat(&fd, STORE_ID_NAME, AtFlags::empty());
                 let _ = rustix::fs::unlinkat(&fd, LOCK_NAME, AtFlags::empty());
                 let _ = rustix::fs::unlinkat(&base_fd, name, AtFlags::REMOVEDIR);
                 Err(e)
@@ -119,12 +126,21 @@ impl StoreDir {
         })?;
         let st = rustix::fs::fstat(&fd).map_err(errno("stat store directory"))?;
         trusted.check(&format!("store directory {}", path.display()), &st)?;
-        Ok(StoreDir {
+        let mut dir = StoreDir {
             fd,
             path: path.to_path_buf(),
             owner_uid: st.st_uid,
+            id: None,
             lock: None,
-        })
+        };
+        dir.id = access::check_store_id(&dir)?;
+        Ok(dir)
+    }
+
+    /// The store's id (`rshm-id`): the writer's own, or the one a reader checked against
+    /// `$RSHM_STORE_ID`; `None` for a reader that was given none.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
     }
 
     pub fn path(&self) -> &Path {
@@ -218,10 +234,10 @@ impl StoreDir {
         }
     }
 
-    /// Names of the store's `rshm-` files, the lock file aside.
+    /// Names of the store's `rshm-` files, the lock file and the id file aside.
     pub fn list(&self) -> Result<Vec<String>> {
         let mut names = list_rshm(&self.fd)?;
-        names.retain(|n| n != LOCK_NAME);
+        names.retain(|n| n != LOCK_NAME && n != STORE_ID_NAME);
         Ok(names)
     }
 
@@ -241,6 +257,7 @@ impl StoreDir {
         for name in names {
             self.unlink(&name)?;
         }
+        self.unlink(STORE_ID_NAME)?;
         if self.lock.is_some() {
             self.unlink(LOCK_NAME)?;
         }
@@ -266,6 +283,15 @@ impl StoreDir {
             Err(e) => Err(Error::io("remove store directory", e.into())),
         }
     }
+}
+
+/// Refuse a base directory another user could rearrange (owned by neither this process's
+/// effective uid nor root, or writable by others without the sticky bit): checked before a
+/// writer sweeps or creates anything in it.
+pub fn check_base_dir(base: &Path) -> Result<()> {
+    let base_fd = open_base(base)?;
+    let st = rustix::fs::fstat(&base_fd).map_err(errno("stat store base directory"))?;
+    access::check_base(base, &st)
 }
 
 /// Whether `dir` holds an entry `name` (of any type; a symlink is not followed).

@@ -34,7 +34,9 @@ fn env_path(var: &str) -> Option<PathBuf> {
 
 /// The base directory for a new store, first match:
 /// 1. `explicit`, else `$RSHM_DIR`: as given, whatever its filesystem;
-/// 2. `server_tmpdir`, else `$PMIX_SERVER_TMPDIR`, only when it is a tmpfs;
+/// 2. `server_tmpdir`, else `$PMIX_SERVER_TMPDIR`, only when it is a tmpfs that another user
+///    could not rearrange (owned by this process's effective uid or root, and writable by
+///    others only with the sticky bit);
 /// 3. `/dev/shm` when it is a directory;
 /// 4. `/tmp`.
 ///
@@ -49,7 +51,9 @@ pub fn choose_base_dir(explicit: Option<&Path>, server_tmpdir: Option<&Path>) ->
     let tmpdir = server_tmpdir
         .map(Path::to_path_buf)
         .or_else(|| env_path(ENV_SERVER_TMPDIR));
-    if let Some(dir) = tmpdir.filter(|d| is_tmpfs(d)) {
+    // Passed over, not chosen to be refused: a tmpdir another user could rearrange (one a
+    // resource manager gave the job's user) cannot hold the store (`super::check_base_dir`).
+    if let Some(dir) = tmpdir.filter(|d| is_tmpfs(d) && super::check_base_dir(d).is_ok()) {
         return dir;
     }
     let shm = Path::new("/dev/shm");

@@ -103,6 +103,18 @@ impl<'a> Sets<'a> {
         ix.map_or_else(Vec::new, |ix| ix.members(i).collect())
     }
 
+    /// How many members set `id` has (a wildcard member counts as one), from its runs: no
+    /// member is built.
+    pub fn member_count(&self, id: usize) -> u64 {
+        let bl = self.base_len();
+        let (ix, i) = if id < bl {
+            (self.base, id)
+        } else {
+            (self.delta, id - bl)
+        };
+        ix.map_or(0, |ix| ix.member_count(i))
+    }
+
     /// The sets holding process (`nspace`, `rank`), in definition order.
     pub fn sets_of(&self, nspace: &str, rank: u32) -> Vec<usize> {
         let bl = self.base_len();

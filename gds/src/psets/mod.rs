@@ -11,7 +11,7 @@ pub mod groups;
 pub mod index;
 pub mod layers;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::error::{Error, Result};
 use crate::layout::{Realm, MAX_NSPACE_LEN};
@@ -66,16 +66,19 @@ pub struct Registry {
     base: Vec<(String, Vec<Run>)>,
     base_pos: HashMap<String, usize>,
     gone: BTreeSet<String>,
-    /// In definition order, after the base's.
-    delta: Vec<(String, Vec<Run>)>,
+    /// By definition sequence (after the base's): a set defined again leaves its old place.
+    delta: BTreeMap<u64, (String, Vec<Run>)>,
+    /// Each delta set's sequence number.
+    delta_pos: HashMap<String, u64>,
+    next_seq: u64,
 }
 
 /// What undoes one [`Registry::define`] or delete whose publication failed.
 #[derive(Debug)]
 pub struct Undo {
     name: String,
-    pushed: bool,
-    delta_prev: Option<(usize, Vec<Run>)>,
+    pushed: Option<u64>,
+    delta_prev: Option<(u64, Vec<Run>)>,
     gone_added: bool,
 }
 
@@ -84,6 +87,86 @@ pub(crate) fn check_name(name: &str, what: &str) -> Result<()> {
         return Err(Error::InvalidArgument(format!(
             "bad {what} {name:?} (1..={MAX_NAME_LEN} bytes, no NUL)"
         )));
+    }
+    Ok(())
+}
+
+/// The most members one set may have (a wildcard member counts as one): a member Get builds
+/// an array of that many `pmix_proc_t` (260 bytes each, ~270 MB at this bound).
+pub const MAX_MEMBERS: usize = 1 << 20;
+/// The most sets one call may define.
+pub const MAX_SETS_PER_CALL: usize = 1 << 20;
+/// The most members a Get or query answer holds; a set with more (only a forged or foreign
+/// store has one) is answered with an error, not allocated.
+pub const MAX_ANSWER_MEMBERS: u64 = MAX_MEMBERS as u64;
+/// Names the store keeps for its own tables: no set name starts with it.
+pub const RESERVED_PREFIX: &str = "rshm.";
+
+/// A set name (17.2.19, and what the answers can carry unambiguously): a name as a namespace's
+/// (1..=255 bytes, no NUL), without `,` (`PMIX_QUERY_PSET_NAMES` joins names with it), white
+/// space or control characters (a list of names read back by a person or a parser), and not in
+/// the store's own name space (`rshm.`).
+pub fn check_set_name(name: &str) -> Result<()> {
+    check_name(name, "set name")?;
+    let bad = |why: &str| {
+        Err(Error::InvalidArgument(format!(
+            "bad set name {name:?}: {why} (docs/psets-groups.md, \"Names and members\")"
+        )))
+    };
+    if name.contains(',') {
+        return bad("a ',' would make PMIX_QUERY_PSET_NAMES, a ','-joined list, ambiguous");
+    }
+    if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return bad("white space or a control character");
+    }
+    if name.starts_with(RESERVED_PREFIX) {
+        return bad("names starting with \"rshm.\" are the store's own");
+    }
+    Ok(())
+}
+
+/// What a rank names: an ordinary rank, or one of the reserved values (17.2.19 lists processes;
+/// of the reserved ranks only `PMIX_RANK_WILDCARD`, a whole namespace, is a process list).
+fn check_member_rank(ns: &str, rank: u32) -> Result<()> {
+    if rank < RANK_VALID || rank == index::RANK_WILDCARD {
+        return Ok(());
+    }
+    let what = match u32::MAX - rank {
+        0 => "PMIX_RANK_UNDEF",
+        2 => "PMIX_RANK_LOCAL_NODE",
+        3 => "PMIX_RANK_INVALID",
+        4 => "PMIX_RANK_LOCAL_PEERS",
+        _ => "a reserved rank (PMIX_RANK_VALID and above)",
+    };
+    Err(Error::InvalidArgument(format!(
+        "set member {ns}:{rank} is {what}: a member is a process, or PMIX_RANK_WILDCARD for a \
+         whole namespace"
+    )))
+}
+
+/// Refuses a process listed twice in `runs` (or covered by a wildcard member of its namespace
+/// too): its sets would list it twice. Sorts a copy of the runs: the set's own size x log.
+fn check_distinct(runs: &[Run], nspaces: &[String]) -> Result<()> {
+    let mut spans: Vec<(u32, u32, u32)> = runs
+        .iter()
+        .map(|r| {
+            if r.first == index::RANK_WILDCARD {
+                (r.ns, 0, u32::MAX)
+            } else {
+                (r.ns, r.first, r.first + (r.count - 1))
+            }
+        })
+        .collect();
+    spans.sort_unstable();
+    for w in spans.windows(2) {
+        let ((ns, _, last), (ns2, first2, _)) = (w[0], w[1]);
+        if ns == ns2 && first2 <= last {
+            let name = nspaces.get(ns as usize).map_or("?", String::as_str);
+            return Err(Error::InvalidArgument(format!(
+                "set member {name}:{first2} is listed twice (or also as {name}:PMIX_RANK_WILDCARD): \
+                 each process is a member once"
+            )));
+        }
     }
     Ok(())
 }
@@ -107,27 +190,62 @@ impl Registry {
 
     /// Whether a set of that name exists.
     pub fn contains(&self, name: &str) -> bool {
-        self.delta.iter().any(|(n, _)| n == name)
+        self.delta_pos.contains_key(name)
             || (self.base_pos.contains_key(name) && !self.gone.contains(name))
     }
 
     /// Define `name` with `members` in their order (17.2.19). A name defined again is replaced
     /// and moves to the end of the definition order, as a delete then a define would leave it.
-    /// Checked first: a refused definition changes nothing. Costs the set's own size and the
-    /// delta's, not the base's.
+    /// Checked first: a refused definition changes nothing. Costs the set's own size and a
+    /// logarithm of the sets', not the base's or the delta's size.
     pub fn define(&mut self, name: &str, members: &[(&str, u32)]) -> Result<Undo> {
-        check_name(name, "set name")?;
-        for (ns, _) in members {
+        check_set_name(name)?;
+        if members.len() > MAX_MEMBERS {
+            return Err(Error::InvalidArgument(format!(
+                "set {name:?} has {} members, more than a set may have ({MAX_MEMBERS})",
+                members.len()
+            )));
+        }
+        for &(ns, rank) in members {
             check_name(ns, "member namespace")?;
+            check_member_rank(ns, rank)?;
+            if ns == name || self.contains(ns) {
+                return Err(Error::InvalidArgument(format!(
+                    "set member {ns}:{rank} names a process set, not a namespace: {{set, rank}} \
+                     would be ambiguous"
+                )));
+            }
+        }
+        if self.ns_ids.contains_key(name) || members.iter().any(|&(ns, _)| ns == name) {
+            return Err(Error::InvalidArgument(format!(
+                "set name {name:?} is a namespace some set's members name: a Get of {{{name}, \
+                 PMIX_RANK_WILDCARD}} would be ambiguous"
+            )));
         }
         let mut runs = Vec::new();
+        let mut new_ns = Vec::new();
         for &(ns, rank) in members {
+            let known = self.ns_ids.contains_key(ns);
             let id = self.ns_id(ns)?;
+            if !known {
+                new_ns.push(ns);
+            }
             index::push_member(&mut runs, id, rank);
         }
+        if let Err(e) = check_distinct(&runs, &self.nspaces) {
+            // Nothing changes: the namespaces just numbered go again.
+            for ns in new_ns {
+                self.ns_ids.remove(ns);
+                self.nspaces.pop();
+            }
+            return Err(e);
+        }
         let mut undo = self.remove(name);
-        self.delta.push((name.to_owned(), runs));
-        undo.pushed = true;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.delta.insert(seq, (name.to_owned(), runs));
+        self.delta_pos.insert(name.to_owned(), seq);
+        undo.pushed = Some(seq);
         Ok(undo)
     }
 
@@ -145,26 +263,32 @@ impl Registry {
     fn remove(&mut self, name: &str) -> Undo {
         let mut undo = Undo {
             name: name.to_owned(),
-            pushed: false,
+            pushed: None,
             delta_prev: None,
             gone_added: false,
         };
-        if let Some(p) = self.delta.iter().position(|(n, _)| n == name) {
-            undo.delta_prev = Some((p, self.delta.remove(p).1));
+        if let Some(seq) = self.delta_pos.remove(name) {
+            if let Some((_, runs)) = self.delta.remove(&seq) {
+                undo.delta_prev = Some((seq, runs));
+            }
         } else if self.base_pos.contains_key(name) {
             undo.gone_added = self.gone.insert(name.to_owned());
         }
         undo
     }
 
-    /// Undo the last define or delete (its publication failed).
+    /// Undo a define or delete (its publication failed); several in the reverse of their order.
     pub fn undo(&mut self, undo: Undo) {
-        if undo.pushed {
-            self.delta.pop();
+        if let Some(seq) = undo.pushed {
+            self.delta.remove(&seq);
+            self.delta_pos.remove(&undo.name);
+            if seq + 1 == self.next_seq {
+                self.next_seq = seq;
+            }
         }
-        if let Some((p, runs)) = undo.delta_prev {
-            self.delta
-                .insert(p.min(self.delta.len()), (undo.name.clone(), runs));
+        if let Some((seq, runs)) = undo.delta_prev {
+            self.delta.insert(seq, (undo.name.clone(), runs));
+            self.delta_pos.insert(undo.name.clone(), seq);
         }
         if undo.gone_added {
             self.gone.remove(&undo.name);
@@ -188,10 +312,13 @@ impl Registry {
     /// Fold the delta into the base (after the base was published).
     pub fn merge(&mut self) {
         let delta = std::mem::take(&mut self.delta);
+        self.delta_pos.clear();
         let gone = std::mem::take(&mut self.gone);
         let mut base = std::mem::take(&mut self.base);
-        base.retain(|(n, _)| !gone.contains(n));
-        base.extend(delta);
+        if !gone.is_empty() {
+            base.retain(|(n, _)| !gone.contains(n));
+        }
+        base.extend(delta.into_values());
         self.base_pos = base
             .iter()
             .enumerate()
@@ -220,7 +347,7 @@ impl Registry {
     pub fn encode(&self) -> Result<Vec<u8>> {
         let nspaces: Vec<&str> = self.nspaces.iter().map(String::as_str).collect();
         let live = self.base.iter().filter(|(n, _)| !self.gone.contains(n));
-        index::encode(&nspaces, &Self::specs(live.chain(&self.delta)))
+        index::encode(&nspaces, &Self::specs(live.chain(self.delta.values())))
     }
 
     /// The table to publish as ([`NAMESPACE`], `part::PSETS`): every set, merged.
@@ -255,7 +382,7 @@ impl Registry {
     /// ([`GONE_KEY`], an index of names without members).
     pub fn delta_table(&self) -> Result<TableBuilder> {
         let nspaces: Vec<&str> = self.nspaces.iter().map(String::as_str).collect();
-        let sets = index::encode(&nspaces, &Self::specs(self.delta.iter()))?;
+        let sets = index::encode(&nspaces, &Self::specs(self.delta.values()))?;
         let gone: Vec<index::SetSpec<'_>> = self
             .gone
             .iter()
@@ -322,6 +449,19 @@ fn strings(v: Vec<String>) -> Value {
     }))
 }
 
+/// Whether set `i`'s members fit an answer ([`MAX_ANSWER_MEMBERS`]); `InvalidArgument`
+/// saying how many it has otherwise, before anything is built.
+pub fn check_answer_size(ix: &Sets<'_>, i: usize) -> Result<()> {
+    let n = ix.member_count(i);
+    if n > MAX_ANSWER_MEMBERS {
+        return Err(Error::InvalidArgument(format!(
+            "set {:?} has {n} members, more than an answer holds ({MAX_ANSWER_MEMBERS})",
+            ix.name(i).unwrap_or("?")
+        )));
+    }
+    Ok(())
+}
+
 /// The members of set `i` as a `PMIX_DATA_ARRAY` of `PMIX_PROC`.
 pub fn members_value(ix: &Sets<'_>, i: usize) -> Value {
     Value::DataArray(Box::new(DataArray {
@@ -368,9 +508,9 @@ pub fn query(ix: &Sets<'_>, key: &str, pset: Option<&str>) -> Result<Value> {
             let name = pset.ok_or_else(|| {
                 Error::InvalidArgument("PMIX_QUERY_PSET_MEMBERSHIP needs PMIX_PSET_NAME".into())
             })?;
-            ix.find(name)
-                .map(|i| members_value(ix, i))
-                .ok_or(Error::NotFound)
+            let i = ix.find(name).ok_or(Error::NotFound)?;
+            check_answer_size(ix, i)?;
+            Ok(members_value(ix, i))
         }
         _ => Err(Error::InvalidArgument(format!(
             "not a process-set query: {key}"

@@ -129,6 +129,8 @@ impl Writer {
     /// Create a new, empty store (root generation 0: nothing published).
     pub fn create(opts: StoreOptions) -> Result<Writer> {
         let base = opts.base_dir.clone().unwrap_or_else(default_base_dir);
+        // Before the sweep: a refused base is left as it was.
+        crate::dir::check_base_dir(&base)?;
         if opts.sweep {
             // Best effort: a base directory we cannot sweep is still one we may write into.
             let _ = sweep_dead_stores(&base);
@@ -174,6 +176,12 @@ impl Writer {
     /// `RSHM_STORE_OWNER`).
     pub fn owner_uid(&self) -> u32 {
         self.dir().owner_uid()
+    }
+
+    /// The store's random id (its `rshm-id` file): what a client requires, exported beside the
+    /// path (`RSHM_STORE_ID`), so that it reads only the store its own server made.
+    pub fn store_id(&self) -> &str {
+        self.dir().id().unwrap_or_default()
     }
 
     /// The store directory (what a client attaches to).

@@ -8,7 +8,7 @@
 //! | `PMIx_server_init` | after it succeeds: opens the store (`PMIX_USERID` / `PMIX_GRPID` its readers, `PMIX_SERVER_TMPDIR` and `PMIX_HOSTNAME` as `rshm_server_open` reads them) |
 //! | `PMIx_server_register_nspace` | before it: publishes the namespace's job data (so it is there before the host's callback starts clients); withdrawn again if the real call fails at once |
 //! | `PMIx_server_register_resources` | before it: publishes the node resources |
-//! | `PMIx_server_setup_fork` | after it succeeds, for a published namespace: adds `RSHM_STORE`, `RSHM_STORE_OWNER`, `RSHM_NSPACE`, `RSHM_RANK` to the client's environment |
+//! | `PMIx_server_setup_fork` | after it succeeds, for a published namespace: adds `RSHM_STORE`, `RSHM_STORE_OWNER`, `RSHM_STORE_ID`, `RSHM_NSPACE`, `RSHM_RANK` to the client's environment |
 //! | `PMIx_server_deregister_nspace` | before it: removes the namespace |
 //! | `PMIx_server_define_process_set` | before it (its `PMIX_PROCESS_SET_DEFINE` event may make clients ask): publishes the set; deleted again if the real call fails |
 //! | `PMIx_server_delete_process_set` | before it: deletes the set |

@@ -115,12 +115,19 @@ fn the_host_gets_libpmix_statuses_and_its_clients_the_store_of_registered_namesp
         "store {store} not in RSHM_DIR {}",
         base.display()
     );
+    // The store's id, handed beside its path.
+    let id = pre
+        .iter()
+        .find_map(|l| l.split(' ').find_map(|w| w.strip_prefix("RSHM_STORE_ID=")))
+        .unwrap_or_else(|| panic!("no client was handed the store's id: {pre:#?}\n{log}"))
+        .to_owned();
     // This process's effective uid: the owner of the directory it just made.
     let euid = std::fs::metadata(&base).expect("base dir").uid();
     let stale = "SUCCESS A=1 RSHM_STORE=stale";
     let handed = |ns: &str, rank: u32| {
         format!(
-            "SUCCESS A=1 RSHM_NSPACE={ns} RSHM_RANK={rank} RSHM_STORE={store} RSHM_STORE_OWNER={euid}"
+            "SUCCESS A=1 RSHM_NSPACE={ns} RSHM_RANK={rank} RSHM_STORE={store} \
+             RSHM_STORE_ID={id} RSHM_STORE_OWNER={euid}"
         )
     };
     let expect = |with_store: bool| -> Vec<String> {

@@ -9,9 +9,10 @@ use abi::{ffi_status, AbiError};
 use super::{handle, lock, rshm_server_t};
 
 /// What a client needs to attach, added to its environment (`PMIx_server_setup_fork`):
-/// `RSHM_STORE`, `RSHM_STORE_OWNER` (the owner's uid, which the client requires), `RSHM_NSPACE`,
-/// `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of "NAME=value" strings (as PMIx's
-/// setup_fork uses); entries are replaced or appended.
+/// `RSHM_STORE`, `RSHM_STORE_OWNER` (the owner's uid, which the client requires),
+/// `RSHM_STORE_ID` (the store's id, which the client requires of the store at that path),
+/// `RSHM_NSPACE`, `RSHM_RANK`. `*env` is a NULL-terminated, malloc'ed array of "NAME=value"
+/// strings (as PMIx's setup_fork uses); entries are replaced or appended.
 ///
 /// # Safety
 /// `s` a handle; `proc` a valid `pmix_proc_t`; `env` a valid location holding NULL or such an

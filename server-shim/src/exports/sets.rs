@@ -11,8 +11,11 @@ use super::{handle, lock, rshm_server_t};
 
 /// `PMIx_server_define_process_set` (17.2.19): define process set `name` with `members` (in
 /// their order; a `PMIX_RANK_WILDCARD` member is its whole namespace) and publish it as one
-/// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`);
-/// anything else is `PMIX_ERR_BAD_PARAM` and changes nothing.
+/// generation. A name defined again is replaced. `name` is 1..=255 bytes (`PMIX_MAX_NSLEN`),
+/// without `,`, white space or control characters, not starting with `rshm.`, and not a
+/// registered namespace's; members are processes (ordinary ranks or `PMIX_RANK_WILDCARD`), each
+/// once, at most 2^20 (docs/psets-groups.md, "Names and members"). Anything else is
+/// `PMIX_ERR_BAD_PARAM` and changes nothing.
 ///
 /// # Safety
 /// `s` a handle; `name` NUL-terminated; `members` NULL (with `nmembers` 0) or `nmembers` valid
@@ -33,6 +36,13 @@ pub unsafe extern "C" fn rshm_server_define_pset(
                 c_slice(members, nmembers)?,
             )
         };
+        if procs.len() > gds::psets::MAX_MEMBERS {
+            return Err(AbiError::BadParam(format!(
+                "{} members, more than a set may have ({})",
+                procs.len(),
+                gds::psets::MAX_MEMBERS
+            )));
+        }
         let members = procs
             .iter()
             // SAFETY: an element of the caller's array, valid (caller contract).
@@ -52,9 +62,9 @@ pub struct rshm_pset_t {
     pub nmembers: usize,
 }
 
-/// `rshm_server_define_pset` for `n` sets at once, in their order, published as one
-/// generation: each define rewrites the whole set index, so a host with many sets (a launch's)
-/// gives them together. All or nothing.
+/// `rshm_server_define_pset` for `n` sets at once (at most 2^20), in their order, published as
+/// one generation: one call costs the sets it defines, not those already defined. All or
+/// nothing.
 ///
 /// # Safety
 /// `s` a handle; `sets` NULL (with `n` 0) or `n` valid `rshm_pset_t`, each as
@@ -68,8 +78,16 @@ pub unsafe extern "C" fn rshm_server_define_psets(
     ffi_status(|| {
         // SAFETY: caller contract.
         let (h, sets) = unsafe { (handle(s)?, c_slice(sets, n)?) };
+        crate::server::psets::check_sets_per_call(sets.len())?;
         let mut all = Vec::with_capacity(sets.len());
         for p in sets {
+            if p.nmembers > gds::psets::MAX_MEMBERS {
+                return Err(AbiError::BadParam(format!(
+                    "a set of {} members, more than a set may have ({})",
+                    p.nmembers,
+                    gds::psets::MAX_MEMBERS
+                )));
+            }
             // SAFETY: each set's name and members valid (caller contract).
             let (name, members) = unsafe {
                 (

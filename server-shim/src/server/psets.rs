@@ -12,25 +12,36 @@ impl Server {
     /// defined again is replaced. A call that fails (a bad name, an unwritable table) changes
     /// nothing: the sets stay as the last publication left them.
     pub fn define_pset(&mut self, name: &str, members: &[(&str, u32)]) -> Result<()> {
+        self.check_set_name(name)?;
         let undo = self.psets.define(name, members)?;
-        self.publish_change(undo)
+        self.publish_set_changes(vec![undo])
     }
 
-    /// Define several sets at once, in their order, and publish them as one generation (a
-    /// launch's sets: a define costs a rewrite of the whole set index, so a host defining many
-    /// sets gives them together). All or nothing.
+    /// Define several sets at once, in their order, and publish them as one generation. All or
+    /// nothing. Costs the sets given (and the delta, or once it outweighs its bound a merge),
+    /// not the sets already defined.
     pub fn define_psets(&mut self, sets: &[(&str, Vec<(&str, u32)>)]) -> Result<()> {
-        let mut next = self.psets.clone();
-        for (name, members) in sets {
-            next.define(name, members)?;
+        check_sets_per_call(sets.len())?;
+        for (name, _) in sets {
+            self.check_set_name(name)?;
         }
-        self.publish_psets(next)
+        let mut undos = Vec::with_capacity(sets.len());
+        for (name, members) in sets {
+            match self.psets.define(name, members) {
+                Ok(u) => undos.push(u),
+                Err(e) => {
+                    self.undo_all(undos);
+                    return Err(e);
+                }
+            }
+        }
+        self.publish_set_changes(undos)
     }
 
     /// Delete set `name` and publish; `NotFound` (nothing published) when there is none.
     pub fn delete_pset(&mut self, name: &str) -> Result<()> {
         let undo = self.psets.delete_undoable(name).ok_or(Error::NotFound)?;
-        self.publish_change(undo)
+        self.publish_set_changes(vec![undo])
     }
 
     /// Remove the set table (a root-only commit, which a full filesystem still allows): readers
@@ -45,19 +56,28 @@ impl Server {
         Ok(())
     }
 
-    /// Publish every set as a new base (the delta table removed), one generation.
-    fn publish_psets(&mut self, mut next: Registry) -> Result<()> {
-        let mut tx = self.writer.begin();
-        next.stage_base(&mut tx)?;
-        tx.commit()?;
-        next.merge();
-        self.psets = next;
+    /// A set name must not be a namespace this server registered: a Get of `{name,
+    /// PMIX_RANK_WILDCARD}` would be ambiguous (17.2.19: set names "do not conflict with
+    /// system-assigned namespaces").
+    fn check_set_name(&self, name: &str) -> Result<()> {
+        if self.registered.contains(name) {
+            return Err(Error::InvalidArgument(format!(
+                "set name {name:?} is a registered namespace's: a Get of {{{name}, \
+                 PMIX_RANK_WILDCARD}} would be ambiguous"
+            )));
+        }
         Ok(())
     }
 
-    /// Publish the registry after one define or delete: its delta table alone, or, once the
-    /// delta outweighs its bound, a merged base. A failed publication undoes the change.
-    fn publish_change(&mut self, undo: psets::Undo) -> Result<()> {
+    fn undo_all(&mut self, undos: Vec<psets::Undo>) {
+        for u in undos.into_iter().rev() {
+            self.psets.undo(u);
+        }
+    }
+
+    /// Publish the registry after defines or deletes: its delta table alone, or, once the
+    /// delta outweighs its bound, a merged base. A failed publication undoes the changes.
+    fn publish_set_changes(&mut self, undos: Vec<psets::Undo>) -> Result<()> {
         let mut tx = self.writer.begin();
         let staged = self.psets.stage_change(&mut tx);
         match staged.and_then(|merge| tx.commit().map(|_| merge)) {
@@ -68,9 +88,20 @@ impl Server {
                 Ok(())
             }
             Err(e) => {
-                self.psets.undo(undo);
+                self.undo_all(undos);
                 Err(e)
             }
         }
     }
+}
+
+/// At most [`psets::MAX_SETS_PER_CALL`] sets in one define call.
+pub fn check_sets_per_call(n: usize) -> Result<()> {
+    if n > psets::MAX_SETS_PER_CALL {
+        return Err(Error::InvalidArgument(format!(
+            "{n} sets in one call, more than one call may define ({})",
+            psets::MAX_SETS_PER_CALL
+        )));
+    }
+    Ok(())
 }
