@@ -153,9 +153,14 @@ pub fn pmix_host_run(
     env: &[(&str, &str)],
 ) -> (bool, Vec<String>, String) {
     let tool = pmixhost::build();
-    // One path per corpus and test process: the client command (and so PMIX_APP_ARGV, which
-    // the corpus asks for) must be the same in the runs compared.
-    let c = std::env::temp_dir().join(format!("rshm-gds-{}-{name}", std::process::id()));
+    // One path per corpus, test process and thread: the client command (and so PMIX_APP_ARGV,
+    // which the corpus asks for) must be the same in the runs a test compares (made on its
+    // thread), and two tests of one process (plain `cargo test`) must not remove each other's.
+    let thread: String = format!("{:?}", std::thread::current().id())
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    let c = std::env::temp_dir().join(format!("rshm-gds-{}-{thread}-{name}", std::process::id()));
     let files = match corpora {
         [_] => vec![c.clone()],
         _ => (0..corpora.len())
