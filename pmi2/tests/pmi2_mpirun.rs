@@ -131,6 +131,16 @@ fn hash_and_rshm_give_the_same_answers_and_rshm_reads_memory() {
         "rank 3 node localRanks rc 0 flag 1 n 4 [0,1,2,3]",
         "rank X lookup rc 0 port-of-rank-0",
         "rank 0 finalize rc 0 initialized 0 again 1",
+        // Edges: NULL outputs, reserved keys, keys nobody put, ranks and jobs outside the
+        // job, PMI2_Init after PMI2_Finalize.
+        "rank 0 init-null rc 3 initialized 0",
+        "rank 1 put-reserved job.size 4 hname 4 node 4",
+        "rank 2 get-reserved job.size rc 4 hname rc 4",
+        "rank 3 kvs-as-node rc 0 flag 0",
+        "rank 0 get-missing-src rc 4 fast 1",
+        "rank 1 get-outside rc 3 3 fast 1",
+        "rank 2 get-otherjob rc 3 fast 1",
+        "rank 3 reinit rc 1 initialized 0 fence 1",
     ] {
         assert!(
             hash.iter().any(|l| l == want),
@@ -196,6 +206,14 @@ fn a_process_no_server_started_is_a_singleton() {
         "rank 0 node localRanks rc 0 flag 1 n 1 [0]",
         "rank 0 publish rc 14",
         "rank 0 finalize rc 0 initialized 0 again 1",
+        "rank 0 init-null rc 3 initialized 0",
+        "rank 0 put-reserved job.size 4 hname 4 node 4",
+        "rank 0 get-reserved job.size rc 4 hname rc 4",
+        "rank 0 kvs-as-node rc 0 flag 0",
+        "rank 0 get-missing-src rc 4 fast 1",
+        "rank 0 get-outside rc 3 3 fast 1",
+        "rank 0 get-otherjob rc 3 fast 1",
+        "rank 0 reinit rc 1 initialized 0 fence 1",
     ] {
         assert!(out.lines().any(|l| l == want), "lacks {want:?}:\n{out}");
     }
