@@ -20,10 +20,14 @@ fn node_key(name: &str) -> String {
 }
 
 /// Whether a KVS key is in a reserved key space: PMIx's (`pmix*`, its attributes: a put there
-/// would be lost behind the server's value) or this library's (`pmi2.*`: node attributes). Such keys are refused at PMI2_KVS_Put, and no one has put them for PMI2_KVS_Get.
+/// would be lost behind the server's value) or this library's (`pmi2.*`: node attributes, the
+/// ring). Such keys are refused at PMI2_KVS_Put, and no one has put them for PMI2_KVS_Get.
 pub fn reserved_kvs_key(key: &str) -> bool {
     gds::jobdata::keys::is_reserved(key) || key.starts_with("pmi2.")
 }
+
+/// The KVS key of this library's ring exchange (PMIX_Ring).
+const RING_KEY: &str = "pmi2.ring";
 
 /// What a text read found: the text, or that there is none.
 pub type Found = Option<String>;
@@ -126,6 +130,26 @@ impl State {
             }
         }
         Ok(None)
+    }
+
+    /// PMIX_Ring (Slurm's and MPICH's extension): every process of the job passes `value`;
+    /// each gets the values of its left (rank - 1) and right (rank + 1) neighbours, the ring
+    /// in rank order. A KVS put under this library's key and a fence (which also makes the
+    /// caller's own puts visible, as PMI2_KVS_Fence does).
+    pub fn ring(&self, value: &str) -> Result<(String, String)> {
+        if self.singleton.is_some() {
+            return Ok((value.to_owned(), value.to_owned()));
+        }
+        pmix::put_commit(Scope::Global, RING_KEY, value)?;
+        pmix::commit_fence()?;
+        let n = self.size;
+        let side = |r: u32| -> Result<String> {
+            self.read(&self.ns, r, RING_KEY, Reach::Immediate, str::to_owned)?
+                .ok_or_else(|| {
+                    Pmi2Error::new(PMI2_ERR_OTHER, format!("rank {r} put no ring value"))
+                })
+        };
+        Ok((side((self.rank + n - 1) % n)?, side((self.rank + 1) % n)?))
     }
 
     /// This node's ranks of this job, sorted (PMIX_LOCAL_PEERS).
@@ -339,6 +363,7 @@ mod tests {
     fn node_keys_are_not_pmix_keys_and_not_kvs_keys() {
         assert!(!gds::jobdata::keys::is_reserved(&node_key("x")));
         assert!(reserved_kvs_key(&node_key("x")));
+        assert!(reserved_kvs_key(RING_KEY));
         assert!(reserved_kvs_key("pmix.job.size") && reserved_kvs_key("pmix.hname"));
         assert!(!reserved_kvs_key("pmi2node") && !reserved_kvs_key("key-0"));
     }

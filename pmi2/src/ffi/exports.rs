@@ -185,6 +185,108 @@ pub unsafe extern "C" fn PMI2_Init(
     }
 }
 
+/// PMI2_Init of Slurm's and MPICH's pmi2.h (no version outputs): `libpmi2.so.0`'s.
+///
+/// # Safety
+/// Each pointer is NULL or a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_pmi2_slurm_init(
+    spawned: *mut c_int,
+    size: *mut c_int,
+    rank: *mut c_int,
+    appnum: *mut c_int,
+) -> c_int {
+    // SAFETY: caller contract.
+    unsafe { init("PMI2_Init", spawned, size, rank, appnum, None) }
+}
+
+/// PMI2_Job_GetRank (Slurm's and MPICH's pmi2.h): this process's rank.
+///
+/// # Safety
+/// `rank` NULL or a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Job_GetRank(rank: *mut c_int) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        code("PMI2_Job_GetRank", || {
+            let s = state::current()?;
+            if rank.is_null() {
+                return Err(null("rank"));
+            }
+            // SAFETY: a writable int (caller contract).
+            unsafe { set(rank, s.rank as c_int) };
+            Ok(())
+        })
+    })
+}
+
+/// PMI2_Info_GetSize (Slurm's and MPICH's pmi2.h): the job's size, as Slurm's libpmi2 answers.
+///
+/// # Safety
+/// `size` NULL or a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Info_GetSize(size: *mut c_int) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        code("PMI2_Info_GetSize", || {
+            let s = state::current()?;
+            if size.is_null() {
+                return Err(null("size"));
+            }
+            // SAFETY: a writable int (caller contract).
+            unsafe { set(size, s.size as c_int) };
+            Ok(())
+        })
+    })
+}
+
+/// PMIX_Ring (Slurm's and MPICH's pmi2.h): collective; `value` (shorter than `maxvalue`) in,
+/// the left and right neighbours' values out (each buffer `maxvalue` bytes).
+///
+/// # Safety
+/// `value` NUL-terminated; `left`, `right` writable for `maxvalue` bytes; `rank`, `ranks`
+/// writable ints.
+#[no_mangle]
+pub unsafe extern "C" fn PMIX_Ring(
+    value: *const c_char,
+    rank: *mut c_int,
+    ranks: *mut c_int,
+    left: *mut c_char,
+    right: *mut c_char,
+    maxvalue: c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        code("PMIX_Ring", || {
+            let s = state::current()?;
+            if rank.is_null() || ranks.is_null() || left.is_null() || right.is_null() {
+                return Err(null("output"));
+            }
+            let max = usize::try_from(maxvalue).unwrap_or(0).min(MAX_VALLEN);
+            if max == 0 {
+                return Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_LENGTH,
+                    format!("maxvalue {maxvalue}"),
+                ));
+            }
+            // SAFETY: NUL-terminated (caller contract).
+            let v = check::value(unsafe { bytes(value, max, "value") }?, max)?;
+            let (l, r) = s.ring(v)?;
+            if l.len() >= max || r.len() >= max {
+                return Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_LENGTH,
+                    format!("a neighbour's value does not fit {maxvalue} bytes"),
+                ));
+            }
+            // SAFETY: caller contract; both fit (checked).
+            unsafe {
+                copy_out(left, maxvalue, &l, "left")?;
+                copy_out(right, maxvalue, &r, "right")?;
+                set(rank, s.rank as c_int);
+                set(ranks, s.size as c_int);
+            }
+            Ok(())
+        })
+    })
+}
+
 #[no_mangle]
 pub extern "C" fn PMI2_Finalize() -> c_int {
     ffi_or(PMI2_FAIL, || code("PMI2_Finalize", state::finalize))
@@ -356,6 +458,45 @@ pub unsafe extern "C" fn PMI2_Job_Spawn(
             count,
             cmds,
             core::ptr::null(),
+            argvs,
+            maxprocs,
+            info_keyval_sizes,
+            info_keyval_vectors,
+            preput_keyval_size,
+            preput_keyval_vector,
+            job_id,
+            job_id_size,
+            errors,
+        )
+    }
+}
+
+/// PMI2_Job_Spawn of Slurm's and MPICH's pmi2.h (`argcs[i]` arguments in `argvs[i]`):
+/// `libpmi2.so.0`'s.
+///
+/// # Safety
+/// As [`spawn`].
+#[no_mangle]
+pub unsafe extern "C" fn rshm_pmi2_slurm_job_spawn(
+    count: c_int,
+    cmds: *const *const c_char,
+    argcs: *const c_int,
+    argvs: *const *const *const c_char,
+    maxprocs: *const c_int,
+    info_keyval_sizes: *const c_int,
+    info_keyval_vectors: *const *const MPID_Info,
+    preput_keyval_size: c_int,
+    preput_keyval_vector: *const *const MPID_Info,
+    job_id: *mut c_char,
+    job_id_size: c_int,
+    errors: *mut c_int,
+) -> c_int {
+    // SAFETY: caller contract.
+    unsafe {
+        spawn(
+            count,
+            cmds,
+            argcs,
             argvs,
             maxprocs,
             info_keyval_sizes,
@@ -569,6 +710,23 @@ unsafe fn node_attr_ints(
             unsafe { ints_out(found, array, array_len, out_len, flag) }
         })
     })
+}
+
+/// PMI2_Info_GetNodeAttrIntArray of Slurm's and MPICH's pmi2.h (no `waitFor`: does not wait,
+/// as theirs): `libpmi2.so.0`'s.
+///
+/// # Safety
+/// As [`PMI2_Info_GetNodeAttrIntArray`].
+#[no_mangle]
+pub unsafe extern "C" fn rshm_pmi2_slurm_node_attr_int_array(
+    name: *const c_char,
+    array: *mut c_int,
+    array_len: c_int,
+    out_len: *mut c_int,
+    flag: *mut c_int,
+) -> c_int {
+    // SAFETY: caller contract.
+    unsafe { node_attr_ints(name, array, array_len, out_len, flag, 0) }
 }
 
 /// # Safety

@@ -156,6 +156,19 @@ int main(int argc, char **argv) {
         SAY("get-otherjob rc %d fast %d", rc, now() - t0 < 1.0);
     }
 
+#ifndef RSHM_PMI2_H
+    /* The calls only Slurm's (and MPICH's) pmi2.h has. */
+    int grank = -1, gsize = -1;
+    rc = PMI2_Job_GetRank(&grank);
+    int rc_size = PMI2_Info_GetSize(&gsize);
+    SAY("slurm-abi getrank rc %d same %d getsize rc %d %d", rc, grank == rank, rc_size, gsize);
+    char mine[64], left[64] = "-", right[64] = "-";
+    int ring_rank = -1, ring_size = -1;
+    snprintf(mine, sizeof mine, "ring-%d", rank);
+    rc = PMIX_Ring(mine, &ring_rank, &ring_size, left, right, sizeof left);
+    SAY("slurm-abi ring rc %d rank-same %d ranks %d left %s right %s", rc, ring_rank == rank,
+        ring_size, left, right);
+#endif
     /* Node attributes: the node's local ranks; one put by the node's highest rank, awaited by
      * the others (waitFor), no barrier. */
     int lr[1024], lcount[1], n = 0;
@@ -166,9 +179,11 @@ int main(int argc, char **argv) {
     int nlocal = n;
     int putter = nlocal > 0 ? lr[nlocal - 1] : rank;
     if (rank == putter) {
+        /* seg-ids first: whoever sees shared-seg sees seg-ids (the Slurm form of
+         * PMI2_Info_GetNodeAttrIntArray has no waitFor). */
+        printf("rank X putnode ints rc %d\n", PMI2_Info_PutNodeAttr("seg-ids", "3,1,-2"));
         value_of(7, 1023, big);
         printf("rank X putnode rc %d\n", PMI2_Info_PutNodeAttr("shared-seg", big));
-        printf("rank X putnode ints rc %d\n", PMI2_Info_PutNodeAttr("seg-ids", "3,1,-2"));
         value_of(1, 1024, got);
         printf("rank X putnode-limits val1024 %d key64 %d\n", PMI2_Info_PutNodeAttr("x", got),
                PMI2_Info_PutNodeAttr(longkey, "v"));
