@@ -46,6 +46,8 @@ bash pmi2/bench/pmi2-bench.sh 2 64
 if [ -f tools/slurm/cluster.sh ] && [ "$(id -u)" -eq 0 ]; then
   step "PMI-2 differential: Slurm's libpmi2 (srun --mpi=pmi2) vs librshm_pmi2.so (srun --mpi=pmix, rshm)"
   bash pmi2/tests/slurm-diff.sh 4
+  step "PMI-2 drop-in: one binary of Slurm's ABI on Slurm's libpmi2 (srun --mpi=pmi2) and on rshm's libpmi2.so.0 (srun --mpi=pmix, rshm)"
+  bash pmi2/tests/slurm-dropin.sh 4
 fi
 
 step "commit storm, smoke (N = 16, K = 16: in process, with and without forks, then real clients on hash and the component, each reading 4 peers' values)"

@@ -19,6 +19,16 @@ fn node_key(name: &str) -> String {
     format!("pmi2.node.{name}")
 }
 
+/// Whether a KVS key is in a reserved key space: PMIx's (`pmix*`, its attributes: a put there
+/// would be lost behind the server's value) or this library's (`pmi2.*`: node attributes, the
+/// ring). Such keys are refused at PMI2_KVS_Put, and no one has put them for PMI2_KVS_Get.
+pub fn reserved_kvs_key(key: &str) -> bool {
+    gds::jobdata::keys::is_reserved(key) || key.starts_with("pmi2.")
+}
+
+/// The KVS key of this library's ring exchange (PMIX_Ring).
+const RING_KEY: &str = "pmi2.ring";
+
 /// What a text read found: the text, or that there is none.
 pub type Found = Option<String>;
 
@@ -32,6 +42,12 @@ impl State {
     }
 
     pub fn kvs_put(&self, key: &str, value: &str) -> Result<()> {
+        if reserved_kvs_key(key) {
+            return Err(Pmi2Error::new(
+                PMI2_ERR_INVALID_KEY,
+                format!("key {key:?} is reserved (pmix*: PMIx's keys; pmi2.*: this library's)"),
+            ));
+        }
         match self.singleton_put(key, value) {
             Some(()) => Ok(()),
             None => pmix::put_commit(Scope::Global, key, value),
@@ -45,9 +61,12 @@ impl State {
         }
     }
 
-    /// PMI2_KVS_Get: `f` gets the value. `src` PMI2_ID_NULL: whichever process put `key` (the
-    /// store's index of posted keys, PMIX_RANK_UNDEF; without a store, the ranks in order,
-    /// each from libpmix's cache of the fenced data).
+    /// PMI2_KVS_Get: `f` gets the value. `job`: this job, or one this process spawned or
+    /// connected to (any other is PMI2_ERR_INVALID_ARG at once, as is a `src` outside the
+    /// job). `src` PMI2_ID_NULL: whichever process put `key` (the store's index of posted keys,
+    /// PMIX_RANK_UNDEF; without a store, the ranks in order). Values are read as the fence
+    /// left them, from the store or else from libpmix and its server without waiting for the
+    /// key to appear (PMIX_IMMEDIATE): a key nobody put is None at once.
     pub fn kvs_get<T>(
         &self,
         job: Option<&str>,
@@ -56,15 +75,47 @@ impl State {
         f: impl FnOnce(&str) -> T,
     ) -> Result<Option<T>> {
         let ns = self.job(job);
-        match src {
-            ID_NULL => {}
-            r if r >= 0 => return self.read(ns, r as u32, key, Reach::Wait, f),
-            r => {
-                return Err(Pmi2Error::new(
-                    PMI2_ERR_INVALID_ARG,
-                    format!("src_pmi_id {r}"),
-                ))
-            }
+        let own = ns == self.ns;
+        if !own
+            && !self
+                .jobs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .contains(ns)
+        {
+            return Err(Pmi2Error::new(
+                PMI2_ERR_INVALID_ARG,
+                format!("job {ns:?} is not this job, nor one it spawned or connected to"),
+            ));
+        }
+        if src < ID_NULL {
+            return Err(Pmi2Error::new(
+                PMI2_ERR_INVALID_ARG,
+                format!("src_pmi_id {src}"),
+            ));
+        }
+        let (size, reach) = match own {
+            true => (self.size, Reach::Immediate),
+            false => (
+                self.read(ns, RANK_WILDCARD, "pmix.job.size", Reach::Wait, |t| {
+                    t.parse::<u32>().ok()
+                })?
+                .flatten()
+                .unwrap_or(0),
+                Reach::Immediate,
+            ),
+        };
+        if src >= 0 && src as u32 >= size {
+            return Err(Pmi2Error::new(
+                PMI2_ERR_INVALID_ARG,
+                format!("src_pmi_id {src} outside job {ns:?} of {size}"),
+            ));
+        }
+        if reserved_kvs_key(key) {
+            return Ok(None);
+        }
+        if src >= 0 {
+            return self.read(ns, src as u32, key, reach, f);
         }
         let mut f = Some(f);
         if let Some(Some(v)) =
@@ -73,21 +124,32 @@ impl State {
             return Ok(Some(v));
         }
         let f = f.take().expect("not called by the store");
-        let size = match ns == self.ns {
-            true => self.size,
-            false => self
-                .read(ns, RANK_WILDCARD, "pmix.job.size", Reach::Wait, |t| {
-                    t.parse::<u32>().ok()
-                })?
-                .flatten()
-                .unwrap_or(0),
-        };
         for r in 0..size {
-            if let Some(v) = self.read(ns, r, key, Reach::Cache, str::to_owned)? {
+            if let Some(v) = self.read(ns, r, key, reach, str::to_owned)? {
                 return Ok(Some(f(&v)));
             }
         }
         Ok(None)
+    }
+
+    /// PMIX_Ring (Slurm's and MPICH's extension): every process of the job passes `value`;
+    /// each gets the values of its left (rank - 1) and right (rank + 1) neighbours, the ring
+    /// in rank order. A KVS put under this library's key and a fence (which also makes the
+    /// caller's own puts visible, as PMI2_KVS_Fence does).
+    pub fn ring(&self, value: &str) -> Result<(String, String)> {
+        if self.singleton.is_some() {
+            return Ok((value.to_owned(), value.to_owned()));
+        }
+        pmix::put_commit(Scope::Global, RING_KEY, value)?;
+        pmix::commit_fence()?;
+        let n = self.size;
+        let side = |r: u32| -> Result<String> {
+            self.read(&self.ns, r, RING_KEY, Reach::Immediate, str::to_owned)?
+                .ok_or_else(|| {
+                    Pmi2Error::new(PMI2_ERR_OTHER, format!("rank {r} put no ring value"))
+                })
+        };
+        Ok((side((self.rank + n - 1) % n)?, side((self.rank + 1) % n)?))
     }
 
     /// This node's ranks of this job, sorted (PMIX_LOCAL_PEERS).
@@ -242,7 +304,21 @@ impl State {
 
     pub fn spawn(&self, apps: &[App]) -> Result<String> {
         self.needs_manager("PMI2_Job_Spawn")?;
-        pmix::spawn(apps)
+        let ns = pmix::spawn(apps)?;
+        self.known_job(&ns, true);
+        Ok(ns)
+    }
+
+    /// Remember (`known`) or forget another job whose KVS this process may read.
+    fn known_job(&self, job: &str, known: bool) {
+        let mut jobs = self
+            .jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match known {
+            true => jobs.insert(job.to_owned()),
+            false => jobs.remove(job),
+        };
     }
 
     /// PMI2_Job_Connect / Disconnect: nothing to do for this job itself; another job is
@@ -252,7 +328,9 @@ impl State {
             return Ok(());
         }
         self.needs_manager("PMI2_Job_Connect")?;
-        pmix::connect(&self.ns, job, connect)
+        pmix::connect(&self.ns, job, connect)?;
+        self.known_job(job, connect);
+        Ok(())
     }
 }
 
@@ -282,7 +360,11 @@ mod tests {
     }
 
     #[test]
-    fn node_keys_are_not_reserved() {
+    fn node_keys_are_not_pmix_keys_and_not_kvs_keys() {
         assert!(!gds::jobdata::keys::is_reserved(&node_key("x")));
+        assert!(reserved_kvs_key(&node_key("x")));
+        assert!(reserved_kvs_key(RING_KEY));
+        assert!(reserved_kvs_key("pmix.job.size") && reserved_kvs_key("pmix.hname"));
+        assert!(!reserved_kvs_key("pmi2node") && !reserved_kvs_key("key-0"));
     }
 }

@@ -4,8 +4,8 @@
 #![forbid(unsafe_code)]
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 use gds::jobdata::Decision;
@@ -31,12 +31,19 @@ pub struct State {
     /// A singleton (no process manager to connect to): its own KVS puts and node attributes,
     /// by PMIx key; None under a PMIx server.
     pub singleton: Option<Mutex<HashMap<String, String>>>,
+    /// The other jobs whose KVS this process may read: those it spawned or connected to.
+    pub jobs: Mutex<HashSet<String>>,
     /// Reads answered by the store, and by libpmix.
     pub from_store: AtomicU64,
     pub from_pmix: AtomicU64,
 }
 
 static STATE: RwLock<Option<Arc<State>>> = RwLock::new(None);
+
+/// Set by PMI2_Finalize: libpmix cannot be initialized again in the same process (its
+/// connection to the server is gone: a second PMIx_Init succeeds, and the fence after it
+/// fails), so a PMI2_Init after PMI2_Finalize is refused.
+static FINALIZED: AtomicBool = AtomicBool::new(false);
 
 /// The initialized state, or PMI2_ERR_INIT.
 pub fn current() -> Result<Arc<State>> {
@@ -70,6 +77,12 @@ pub fn init() -> Result<Arc<State>> {
     if slot.is_some() {
         return Err(Pmi2Error::new(PMI2_ERR_INIT, "PMI2_Init called twice"));
     }
+    if FINALIZED.load(Ordering::Acquire) {
+        return Err(Pmi2Error::new(
+            PMI2_ERR_INIT,
+            "PMI2_Init after PMI2_Finalize (PMIx cannot be initialized again)",
+        ));
+    }
     if !under_pmix_server() {
         let s = Arc::new(State {
             ns: format!("singleton-{}", std::process::id()),
@@ -81,6 +94,7 @@ pub fn init() -> Result<Arc<State>> {
             local: OnceLock::new(),
             mapping: OnceLock::new(),
             singleton: Some(Mutex::new(HashMap::new())),
+            jobs: Mutex::new(HashSet::new()),
             from_store: AtomicU64::new(0),
             from_pmix: AtomicU64::new(0),
         });
@@ -100,6 +114,7 @@ pub fn init() -> Result<Arc<State>> {
         local: OnceLock::new(),
         mapping: OnceLock::new(),
         singleton: None,
+        jobs: Mutex::new(HashSet::new()),
         from_store: AtomicU64::new(0),
         from_pmix: AtomicU64::new(0),
     };
@@ -131,6 +146,7 @@ pub fn finalize() -> Result<()> {
         .unwrap_or_else(PoisonError::into_inner)
         .take()
         .ok_or_else(|| Pmi2Error::new(PMI2_ERR_INIT, "PMI2_Init has not been called"))?;
+    FINALIZED.store(true, Ordering::Release);
     if let Some(dir) = std::env::var_os("RSHM_PMI2_STATS") {
         let path = std::path::Path::new(&dir).join(std::process::id().to_string());
         let _ = std::fs::write(

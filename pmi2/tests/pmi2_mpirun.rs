@@ -59,11 +59,25 @@ fn program(dir: &Path, name: &str) -> PathBuf {
 /// mpirun -np 4 of `exe` with `gds` (and the component's directory for rshm); the sorted
 /// output lines, and the library's counters, one line per rank.
 fn run(exe: &Path, gds: &str, stats: &Path) -> (Vec<String>, Vec<String>) {
+    run_with(exe, gds, stats, None)
+}
+
+/// [`run`], with `libdir` first on the processes' library path.
+fn run_with(
+    exe: &Path,
+    gds: &str,
+    stats: &Path,
+    libdir: Option<&Path>,
+) -> (Vec<String>, Vec<String>) {
     let mut cmd = Command::new("mpirun");
     cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "4"])
         .args(["-x", "PMIX_MCA_gds", "-x", "RSHM_PMI2_STATS"])
         .env("PMIX_MCA_gds", gds)
         .env("RSHM_PMI2_STATS", stats);
+    if let Some(dir) = libdir {
+        cmd.args(["-x", "LD_LIBRARY_PATH"])
+            .env("LD_LIBRARY_PATH", dir);
+    }
     if gds.starts_with("rshm") {
         cmd.args(["-x", "PMIX_MCA_mca_base_component_path"])
             .env("PMIX_MCA_mca_base_component_path", build::component_dir());
@@ -131,6 +145,16 @@ fn hash_and_rshm_give_the_same_answers_and_rshm_reads_memory() {
         "rank 3 node localRanks rc 0 flag 1 n 4 [0,1,2,3]",
         "rank X lookup rc 0 port-of-rank-0",
         "rank 0 finalize rc 0 initialized 0 again 1",
+        // Edges: NULL outputs, reserved keys, keys nobody put, ranks and jobs outside the
+        // job, PMI2_Init after PMI2_Finalize.
+        "rank 0 init-null rc 3 initialized 0",
+        "rank 1 put-reserved job.size 4 hname 4 node 4",
+        "rank 2 get-reserved job.size rc 4 hname rc 4",
+        "rank 3 kvs-as-node rc 0 flag 0",
+        "rank 0 get-missing-src rc 4 fast 1",
+        "rank 1 get-outside rc 3 3 fast 1",
+        "rank 2 get-otherjob rc 3 fast 1",
+        "rank 3 reinit rc 1 initialized 0 fence 1",
     ] {
         assert!(
             hash.iter().any(|l| l == want),
@@ -166,6 +190,116 @@ fn hash_and_rshm_give_the_same_answers_and_rshm_reads_memory() {
     eprintln!("hash: {hash_counters:?}\nrshm: {rshm_counters:?}");
 }
 
+/// rshm's `libpmi2.so.0` (pmi2/Makefile, this profile): the directory holding it.
+fn drop_in_dir() -> PathBuf {
+    let root = pmixhost::repo_root();
+    let out = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(root.join("pmi2"))
+        .arg("PROFILE=debug")
+        .output()
+        .expect("make");
+    assert!(
+        out.status.success(),
+        "make -C pmi2 failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| if p.is_absolute() { p } else { root.join(p) })
+        .unwrap_or_else(|| root.join("target"))
+        .join("debug/pmi2-slurm");
+    assert!(dir.join("libpmi2.so.0").exists(), "{}", dir.display());
+    dir
+}
+
+/// The check program built against Slurm's `slurm/pmi2.h` and linked with Slurm's `-lpmi2`
+/// (Debian's libpmi2-0-dev), as an existing PMI-2 binary is.
+fn slurm_abi_program(dir: &Path) -> PathBuf {
+    let exe = dir.join("pmi2_check_slurm");
+    let out = Command::new("cc")
+        .args([
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-I/usr/include/slurm",
+            "-o",
+        ])
+        .arg(&exe)
+        .arg(pmixhost::repo_root().join("pmi2/tests/c/pmi2_check.c"))
+        .arg("-lpmi2")
+        .output()
+        .expect("cc");
+    assert!(
+        out.status.success(),
+        "cc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// The answers without the version `PMI2_Init` returns (Slurm's form has no such output).
+fn without_version(lines: &[String]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| match l.find(" version ") {
+            Some(i) => {
+                let rest = &l[i + 9..];
+                let end = rest.find(' ').unwrap_or(rest.len());
+                format!("{}{}", &l[..i], &rest[end..])
+            }
+            None => l.clone(),
+        })
+        .collect()
+}
+
+/// A binary of Slurm's PMI-2 ABI, unchanged, on rshm's drop-in `libpmi2.so.0` by its library
+/// path alone: the same answers as the program built against rshm's own pmi2.h, the calls only
+/// Slurm's header has (PMI2_Job_GetRank, PMI2_Info_GetSize, PMIX_Ring) answered, and its reads
+/// from the store.
+#[test]
+fn a_slurm_abi_binary_runs_on_the_drop_in_library() {
+    let tmp = tempfile::tempdir().unwrap();
+    let own = check_program(tmp.path());
+    let dir = drop_in_dir();
+    let slurm = slurm_abi_program(tmp.path());
+    let (a, b) = (tmp.path().join("own"), tmp.path().join("dropin"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let (own_lines, _) = run(&own, "rshm,hash", &a);
+    let (drop_lines, counters) = run_with(&slurm, "rshm,hash", &b, Some(&dir));
+
+    let (extra, rest): (Vec<String>, Vec<String>) = drop_lines
+        .iter()
+        .cloned()
+        .partition(|l| l.contains(" slurm-abi "));
+    for r in 0..4 {
+        for want in [
+            format!("rank {r} slurm-abi getrank rc 0 same 1 getsize rc 0 4"),
+            format!(
+                "rank {r} slurm-abi ring rc 0 rank-same 1 ranks 4 left ring-{} right ring-{}",
+                (r + 3) % 4,
+                (r + 1) % 4
+            ),
+        ] {
+            assert!(extra.contains(&want), "lacks {want:?}:\n{extra:#?}");
+        }
+    }
+    let (o, d) = (without_version(&own_lines), without_version(&rest));
+    assert_eq!(o.len(), d.len(), "{o:#?}\n{d:#?}");
+    let diff: Vec<_> = o.iter().zip(&d).filter(|(x, y)| x != y).collect();
+    assert!(
+        diff.is_empty(),
+        "the two ABIs answer differently: {diff:#?}"
+    );
+    // rshm's library answered (its counters), from the store.
+    assert_eq!(counters.len(), 4, "{counters:?}");
+    for l in &counters {
+        assert!(l.contains("attached true"), "{l}");
+    }
+}
+
 /// The API's singleton init: a process no PMIx server started is rank 0 of a job of 1 with
 /// appnum 0, its KVS and node attributes its own, name publishing an error.
 #[test]
@@ -196,6 +330,14 @@ fn a_process_no_server_started_is_a_singleton() {
         "rank 0 node localRanks rc 0 flag 1 n 1 [0]",
         "rank 0 publish rc 14",
         "rank 0 finalize rc 0 initialized 0 again 1",
+        "rank 0 init-null rc 3 initialized 0",
+        "rank 0 put-reserved job.size 4 hname 4 node 4",
+        "rank 0 get-reserved job.size rc 4 hname rc 4",
+        "rank 0 kvs-as-node rc 0 flag 0",
+        "rank 0 get-missing-src rc 4 fast 1",
+        "rank 0 get-outside rc 3 3 fast 1",
+        "rank 0 get-otherjob rc 3 fast 1",
+        "rank 0 reinit rc 1 initialized 0 fence 1",
     ] {
         assert!(out.lines().any(|l| l == want), "lacks {want:?}:\n{out}");
     }

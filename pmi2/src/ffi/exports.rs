@@ -116,6 +116,51 @@ unsafe fn copy_ints(array: *mut c_int, len: c_int, out_len: *mut c_int, v: &[i64
     Ok(())
 }
 
+/// PMI2_Init of either ABI (`version` None: Slurm's four outputs). Every output is required:
+/// a NULL one is PMI2_ERR_INVALID_ARG, and nothing is initialized.
+///
+/// # Safety
+/// Each pointer is NULL or a writable int.
+unsafe fn init(
+    name: &str,
+    spawned: *mut c_int,
+    size: *mut c_int,
+    rank: *mut c_int,
+    appnum: *mut c_int,
+    version: Option<(*mut c_int, *mut c_int)>,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        code(name, || {
+            let (v, sv) = version.unwrap_or((spawned, spawned));
+            for (p, what) in [
+                (spawned, "spawned"),
+                (size, "size"),
+                (rank, "rank"),
+                (appnum, "appnum"),
+                (v, "version"),
+                (sv, "subversion"),
+            ] {
+                if p.is_null() {
+                    return Err(null(what));
+                }
+            }
+            let s = state::init()?;
+            // SAFETY: each is a writable int (checked non-NULL; caller contract).
+            unsafe {
+                set(spawned, s.spawned.into());
+                set(size, s.size as c_int);
+                set(rank, s.rank as c_int);
+                set(appnum, s.appnum);
+                if version.is_some() {
+                    set(v, 2);
+                    set(sv, 0);
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
 /// # Safety
 /// Each pointer is NULL or a writable int.
 #[no_mangle]
@@ -127,17 +172,115 @@ pub unsafe extern "C" fn PMI2_Init(
     version: *mut c_int,
     subversion: *mut c_int,
 ) -> c_int {
+    // SAFETY: caller contract.
+    unsafe {
+        init(
+            "PMI2_Init",
+            spawned,
+            size,
+            rank,
+            appnum,
+            Some((version, subversion)),
+        )
+    }
+}
+
+/// PMI2_Init of Slurm's and MPICH's pmi2.h (no version outputs): `libpmi2.so.0`'s.
+///
+/// # Safety
+/// Each pointer is NULL or a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn rshm_pmi2_slurm_init(
+    spawned: *mut c_int,
+    size: *mut c_int,
+    rank: *mut c_int,
+    appnum: *mut c_int,
+) -> c_int {
+    // SAFETY: caller contract.
+    unsafe { init("PMI2_Init", spawned, size, rank, appnum, None) }
+}
+
+/// PMI2_Job_GetRank (Slurm's and MPICH's pmi2.h): this process's rank.
+///
+/// # Safety
+/// `rank` NULL or a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Job_GetRank(rank: *mut c_int) -> c_int {
     ffi_or(PMI2_FAIL, || {
-        code("PMI2_Init", || {
-            let s = state::init()?;
-            // SAFETY: each is NULL or a writable int (caller contract).
+        code("PMI2_Job_GetRank", || {
+            let s = state::current()?;
+            if rank.is_null() {
+                return Err(null("rank"));
+            }
+            // SAFETY: a writable int (caller contract).
+            unsafe { set(rank, s.rank as c_int) };
+            Ok(())
+        })
+    })
+}
+
+/// PMI2_Info_GetSize (Slurm's and MPICH's pmi2.h): the job's size, as Slurm's libpmi2 answers.
+///
+/// # Safety
+/// `size` NULL or a writable int.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Info_GetSize(size: *mut c_int) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        code("PMI2_Info_GetSize", || {
+            let s = state::current()?;
+            if size.is_null() {
+                return Err(null("size"));
+            }
+            // SAFETY: a writable int (caller contract).
+            unsafe { set(size, s.size as c_int) };
+            Ok(())
+        })
+    })
+}
+
+/// PMIX_Ring (Slurm's and MPICH's pmi2.h): collective; `value` (shorter than `maxvalue`) in,
+/// the left and right neighbours' values out (each buffer `maxvalue` bytes).
+///
+/// # Safety
+/// `value` NUL-terminated; `left`, `right` writable for `maxvalue` bytes; `rank`, `ranks`
+/// writable ints.
+#[no_mangle]
+pub unsafe extern "C" fn PMIX_Ring(
+    value: *const c_char,
+    rank: *mut c_int,
+    ranks: *mut c_int,
+    left: *mut c_char,
+    right: *mut c_char,
+    maxvalue: c_int,
+) -> c_int {
+    ffi_or(PMI2_FAIL, || {
+        code("PMIX_Ring", || {
+            let s = state::current()?;
+            if rank.is_null() || ranks.is_null() || left.is_null() || right.is_null() {
+                return Err(null("output"));
+            }
+            let max = usize::try_from(maxvalue).unwrap_or(0).min(MAX_VALLEN);
+            if max == 0 {
+                return Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_LENGTH,
+                    format!("maxvalue {maxvalue}"),
+                ));
+            }
+            // SAFETY: NUL-terminated (caller contract).
+            let v = check::value(unsafe { bytes(value, max, "value") }?, max)?;
+            let (l, r) = s.ring(v)?;
+            if l.len() >= max || r.len() >= max {
+                return Err(Pmi2Error::new(
+                    PMI2_ERR_INVALID_LENGTH,
+                    format!("a neighbour's value does not fit {maxvalue} bytes"),
+                ));
+            }
+            // SAFETY: caller contract; both fit (checked).
             unsafe {
-                set(spawned, s.spawned.into());
-                set(size, s.size as c_int);
+                copy_out(left, maxvalue, &l, "left")?;
+                copy_out(right, maxvalue, &r, "right")?;
                 set(rank, s.rank as c_int);
-                set(appnum, s.appnum);
-                set(version, 2);
-                set(subversion, 0);
+                set(ranks, s.size as c_int);
             }
             Ok(())
         })
@@ -192,13 +335,15 @@ pub unsafe extern "C" fn PMI2_Job_GetId(job_id: *mut c_char, job_id_size: c_int)
 }
 
 /// # Safety
-/// `cmds[i]` NUL-terminated strings, `argvs` NULL or `argvs[i]` NULL or NULL-terminated
-/// arrays of strings, `maxprocs` `count` ints, `info_keyval_sizes` NULL or `count` ints,
+/// `cmds[i]` NUL-terminated strings, `argvs` NULL or `argvs[i]` NULL or arrays of
+/// strings (`argcs` NULL: NULL-terminated; else `argcs[i]` of them), `maxprocs` `count` ints, `info_keyval_sizes` NULL or `count` ints,
 /// `jobId` writable for `jobIdSize` bytes, `errors` NULL or `count` writable ints.
-#[no_mangle]
-pub unsafe extern "C" fn PMI2_Job_Spawn(
+// The arguments of PMI2_Job_Spawn (both forms), passed on as they came.
+#[allow(clippy::too_many_arguments)]
+unsafe fn spawn(
     count: c_int,
     cmds: *const *const c_char,
+    argcs: *const c_int,
     argvs: *const *const *const c_char,
     maxprocs: *const c_int,
     info_keyval_sizes: *const c_int,
@@ -242,8 +387,20 @@ pub unsafe extern "C" fn PMI2_Job_Spawn(
                     // SAFETY: `argvs` has `count` entries, each NULL or NULL-terminated.
                     unsafe { *argvs.add(i) }
                 };
-                while !a.is_null() {
-                    // SAFETY: a NULL-terminated array of strings (caller contract).
+                // Slurm's form: `argcs[i]` arguments (or up to a NULL).
+                let mut left = if argcs.is_null() {
+                    usize::MAX
+                } else {
+                    // SAFETY: `count` ints (caller contract).
+                    let c = unsafe { *argcs.add(i) };
+                    usize::try_from(c).map_err(|_| {
+                        Pmi2Error::new(PMI2_ERR_INVALID_ARG, format!("argcs[{i}] {c}"))
+                    })?
+                };
+                while !a.is_null() && left > 0 {
+                    left -= 1;
+                    // SAFETY: a NULL-terminated array of strings, or one of `argcs[i]`
+                    // (caller contract).
                     let p = unsafe { *a };
                     if p.is_null() {
                         break;
@@ -277,6 +434,80 @@ pub unsafe extern "C" fn PMI2_Job_Spawn(
             Ok(())
         })
     })
+}
+
+/// # Safety
+/// As [`spawn`], without `argcs`.
+#[no_mangle]
+pub unsafe extern "C" fn PMI2_Job_Spawn(
+    count: c_int,
+    cmds: *const *const c_char,
+    argvs: *const *const *const c_char,
+    maxprocs: *const c_int,
+    info_keyval_sizes: *const c_int,
+    info_keyval_vectors: *const *const MPID_Info,
+    preput_keyval_size: c_int,
+    preput_keyval_vector: *const *const MPID_Info,
+    job_id: *mut c_char,
+    job_id_size: c_int,
+    errors: *mut c_int,
+) -> c_int {
+    // SAFETY: caller contract.
+    unsafe {
+        spawn(
+            count,
+            cmds,
+            core::ptr::null(),
+            argvs,
+            maxprocs,
+            info_keyval_sizes,
+            info_keyval_vectors,
+            preput_keyval_size,
+            preput_keyval_vector,
+            job_id,
+            job_id_size,
+            errors,
+        )
+    }
+}
+
+/// PMI2_Job_Spawn of Slurm's and MPICH's pmi2.h (`argcs[i]` arguments in `argvs[i]`):
+/// `libpmi2.so.0`'s.
+///
+/// # Safety
+/// As [`spawn`].
+#[no_mangle]
+pub unsafe extern "C" fn rshm_pmi2_slurm_job_spawn(
+    count: c_int,
+    cmds: *const *const c_char,
+    argcs: *const c_int,
+    argvs: *const *const *const c_char,
+    maxprocs: *const c_int,
+    info_keyval_sizes: *const c_int,
+    info_keyval_vectors: *const *const MPID_Info,
+    preput_keyval_size: c_int,
+    preput_keyval_vector: *const *const MPID_Info,
+    job_id: *mut c_char,
+    job_id_size: c_int,
+    errors: *mut c_int,
+) -> c_int {
+    // SAFETY: caller contract.
+    unsafe {
+        spawn(
+            count,
+            cmds,
+            argcs,
+            argvs,
+            maxprocs,
+            info_keyval_sizes,
+            info_keyval_vectors,
+            preput_keyval_size,
+            preput_keyval_vector,
+            job_id,
+            job_id_size,
+            errors,
+        )
+    }
 }
 
 /// # Safety
@@ -452,6 +683,23 @@ pub unsafe extern "C" fn PMI2_Info_GetNodeAttrIntArray(
     flag: *mut c_int,
     wait_for: c_int,
 ) -> c_int {
+    // SAFETY: caller contract.
+    unsafe { node_attr_ints(name, array, array_len, out_len, flag, wait_for) }
+}
+
+/// PMI2_Info_GetNodeAttrIntArray of either form. Not exported, and called by both: the exported
+/// names may be interposed (`libpmi2.so.0` defines the other form under the same name).
+///
+/// # Safety
+/// As [`PMI2_Info_GetNodeAttrIntArray`].
+unsafe fn node_attr_ints(
+    name: *const c_char,
+    array: *mut c_int,
+    array_len: c_int,
+    out_len: *mut c_int,
+    flag: *mut c_int,
+    wait_for: c_int,
+) -> c_int {
     ffi_or(PMI2_FAIL, || {
         code("PMI2_Info_GetNodeAttrIntArray", || {
             let s = state::current()?;
@@ -462,6 +710,23 @@ pub unsafe extern "C" fn PMI2_Info_GetNodeAttrIntArray(
             unsafe { ints_out(found, array, array_len, out_len, flag) }
         })
     })
+}
+
+/// PMI2_Info_GetNodeAttrIntArray of Slurm's and MPICH's pmi2.h (no `waitFor`: does not wait,
+/// as theirs): `libpmi2.so.0`'s.
+///
+/// # Safety
+/// As [`PMI2_Info_GetNodeAttrIntArray`].
+#[no_mangle]
+pub unsafe extern "C" fn rshm_pmi2_slurm_node_attr_int_array(
+    name: *const c_char,
+    array: *mut c_int,
+    array_len: c_int,
+    out_len: *mut c_int,
+    flag: *mut c_int,
+) -> c_int {
+    // SAFETY: caller contract.
+    unsafe { node_attr_ints(name, array, array_len, out_len, flag, 0) }
 }
 
 /// # Safety

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <pmi2.h>
 
 /* Built against Slurm's (or MPICH's) pmi2.h too, for the Slurm differential
@@ -22,6 +23,13 @@
 #endif
 
 static int rank = -1;
+
+/* Seconds on a monotonic clock: "fast" answers come back well under a second. */
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
 
 #define SAY(...) do { printf("rank %d ", rank); printf(__VA_ARGS__); printf("\n"); } while (0)
 
@@ -52,8 +60,12 @@ int main(int argc, char **argv) {
     /* Before PMI2_Init. */
     int pre_init = PMI2_Initialized();
     int pre_put = hostile ? PMI2_KVS_Put("k", "v") : -99;
+    /* NULL outputs: refused, nothing initialized. */
+    int null_init = hostile ? INIT(NULL, NULL, NULL, NULL, NULL, NULL) : -99;
+    int null_initialized = PMI2_Initialized();
     rc = INIT(&spawned, &size, &rank, &appnum, &version, &subversion);
     SAY("before-init initialized %d put %d", pre_init, pre_put);
+    SAY("init-null rc %d initialized %d", null_init, null_initialized);
     SAY("init rc %d spawned %d size %d appnum %d version %d.%d initialized %d", rc, spawned, size,
         appnum, version, subversion, PMI2_Initialized());
     if (hostile)
@@ -86,7 +98,16 @@ int main(int argc, char **argv) {
     SAY("put-limits key64 %d val1024 %d emptykey %d badutf8 %d nullval %d",
         PMI2_KVS_Put(longkey, "v"), PMI2_KVS_Put("toolong", big), PMI2_KVS_Put("", "v"),
         PMI2_KVS_Put("bad", "\xff\xfe"), PMI2_KVS_Put("k", NULL));
+    /* Reserved key spaces (PMIx's keys, the library's node attributes): refused. */
+    SAY("put-reserved job.size %d hname %d node %d", PMI2_KVS_Put("pmix.job.size", "99"),
+        PMI2_KVS_Put("pmix.hname", "nohost"), PMI2_KVS_Put("pmi2.node.kvs-as-node", "kvs"));
     SAY("fence rc %d", PMI2_KVS_Fence());
+    rc = PMI2_KVS_Get(NULL, 0, "pmix.job.size", got, sizeof got, &vlen);
+    int rc_h = PMI2_KVS_Get(NULL, rank, "pmix.hname", got, sizeof got, &vlen);
+    SAY("get-reserved job.size rc %d hname rc %d", rc, rc_h);
+    flag = -1;
+    rc = PMI2_Info_GetNodeAttr("kvs-as-node", got, sizeof got, &flag, 0);
+    SAY("kvs-as-node rc %d flag %d", rc, flag);
 
     for (int src = 0; src < size; src++) {
         snprintf(key, sizeof key, "key-%d-", src);
@@ -120,8 +141,34 @@ int main(int argc, char **argv) {
         SAY("get-short src %d rc %d %s", src, rc, rc == 0 ? got : "-");
     }
     SAY("get-missing rc %d", PMI2_KVS_Get(NULL, PMI2_ID_NULL, "nokey", got, sizeof got, &vlen));
+    double t0 = now();
+    rc = PMI2_KVS_Get(NULL, 0, "nokey", got, sizeof got, &vlen);
+    SAY("get-missing-src rc %d fast %d", rc, now() - t0 < 1.0);
     SAY("get-badsrc rc %d", PMI2_KVS_Get(NULL, -7, "s0", got, sizeof got, &vlen));
+    if (hostile) {
+        /* A rank outside the job, a job this process does not know: answered at once. */
+        t0 = now();
+        rc = PMI2_KVS_Get(NULL, size, "s0", got, sizeof got, &vlen);
+        int rc2 = PMI2_KVS_Get(jobid, size + 5, "s0", got, sizeof got, &vlen);
+        SAY("get-outside rc %d %d fast %d", rc, rc2, now() - t0 < 1.0);
+        t0 = now();
+        rc = PMI2_KVS_Get("no-such-job", 0, "s0", got, sizeof got, &vlen);
+        SAY("get-otherjob rc %d fast %d", rc, now() - t0 < 1.0);
+    }
 
+#ifndef RSHM_PMI2_H
+    /* The calls only Slurm's (and MPICH's) pmi2.h has. */
+    int grank = -1, gsize = -1;
+    rc = PMI2_Job_GetRank(&grank);
+    int rc_size = PMI2_Info_GetSize(&gsize);
+    SAY("slurm-abi getrank rc %d same %d getsize rc %d %d", rc, grank == rank, rc_size, gsize);
+    char mine[64], left[64] = "-", right[64] = "-";
+    int ring_rank = -1, ring_size = -1;
+    snprintf(mine, sizeof mine, "ring-%d", rank);
+    rc = PMIX_Ring(mine, &ring_rank, &ring_size, left, right, sizeof left);
+    SAY("slurm-abi ring rc %d rank-same %d ranks %d left %s right %s", rc, ring_rank == rank,
+        ring_size, left, right);
+#endif
     /* Node attributes: the node's local ranks; one put by the node's highest rank, awaited by
      * the others (waitFor), no barrier. */
     int lr[1024], lcount[1], n = 0;
@@ -132,9 +179,11 @@ int main(int argc, char **argv) {
     int nlocal = n;
     int putter = nlocal > 0 ? lr[nlocal - 1] : rank;
     if (rank == putter) {
+        /* seg-ids first: whoever sees shared-seg sees seg-ids (the Slurm form of
+         * PMI2_Info_GetNodeAttrIntArray has no waitFor). */
+        printf("rank X putnode ints rc %d\n", PMI2_Info_PutNodeAttr("seg-ids", "3,1,-2"));
         value_of(7, 1023, big);
         printf("rank X putnode rc %d\n", PMI2_Info_PutNodeAttr("shared-seg", big));
-        printf("rank X putnode ints rc %d\n", PMI2_Info_PutNodeAttr("seg-ids", "3,1,-2"));
         value_of(1, 1024, got);
         printf("rank X putnode-limits val1024 %d key64 %d\n", PMI2_Info_PutNodeAttr("x", got),
                PMI2_Info_PutNodeAttr(longkey, "v"));
@@ -205,5 +254,13 @@ int main(int argc, char **argv) {
     rc = PMI2_Finalize();
     SAY("finalize rc %d initialized %d again %d", rc, PMI2_Initialized(),
         hostile ? PMI2_Finalize() : -99);
+    if (hostile) {
+        /* PMIx cannot be initialized again: refused, and the library stays finalized. */
+        rc = INIT(&spawned, &size, &rank, &appnum, &version, &subversion);
+        int init_after = PMI2_Initialized();
+        int fence_after = PMI2_KVS_Fence();
+        SAY("reinit rc %d initialized %d fence %d", rc, init_after, fence_after);
+        if (rc == 0) PMI2_Finalize();
+    }
     return 0;
 }
