@@ -172,17 +172,19 @@ pub unsafe extern "C" fn PMI2_Init(
     version: *mut c_int,
     subversion: *mut c_int,
 ) -> c_int {
-    // SAFETY: caller contract.
-    unsafe {
-        init(
-            "PMI2_Init",
-            spawned,
-            size,
-            rank,
-            appnum,
-            Some((version, subversion)),
-        )
-    }
+    ffi_or(PMI2_FAIL, || {
+        // SAFETY: caller contract.
+        unsafe {
+            init(
+                "PMI2_Init",
+                spawned,
+                size,
+                rank,
+                appnum,
+                Some((version, subversion)),
+            )
+        }
+    })
 }
 
 /// PMI2_Init of Slurm's and MPICH's pmi2.h (no version outputs): `libpmi2.so.0`'s.
@@ -196,8 +198,10 @@ pub unsafe extern "C" fn rshm_pmi2_slurm_init(
     rank: *mut c_int,
     appnum: *mut c_int,
 ) -> c_int {
-    // SAFETY: caller contract.
-    unsafe { init("PMI2_Init", spawned, size, rank, appnum, None) }
+    ffi_or(PMI2_FAIL, || {
+        // SAFETY: caller contract.
+        unsafe { init("PMI2_Init", spawned, size, rank, appnum, None) }
+    })
 }
 
 /// PMI2_Job_GetRank (Slurm's and MPICH's pmi2.h): this process's rank.
@@ -452,23 +456,25 @@ pub unsafe extern "C" fn PMI2_Job_Spawn(
     job_id_size: c_int,
     errors: *mut c_int,
 ) -> c_int {
-    // SAFETY: caller contract.
-    unsafe {
-        spawn(
-            count,
-            cmds,
-            core::ptr::null(),
-            argvs,
-            maxprocs,
-            info_keyval_sizes,
-            info_keyval_vectors,
-            preput_keyval_size,
-            preput_keyval_vector,
-            job_id,
-            job_id_size,
-            errors,
-        )
-    }
+    ffi_or(PMI2_FAIL, || {
+        // SAFETY: caller contract.
+        unsafe {
+            spawn(
+                count,
+                cmds,
+                core::ptr::null(),
+                argvs,
+                maxprocs,
+                info_keyval_sizes,
+                info_keyval_vectors,
+                preput_keyval_size,
+                preput_keyval_vector,
+                job_id,
+                job_id_size,
+                errors,
+            )
+        }
+    })
 }
 
 /// PMI2_Job_Spawn of Slurm's and MPICH's pmi2.h (`argcs[i]` arguments in `argvs[i]`):
@@ -491,23 +497,25 @@ pub unsafe extern "C" fn rshm_pmi2_slurm_job_spawn(
     job_id_size: c_int,
     errors: *mut c_int,
 ) -> c_int {
-    // SAFETY: caller contract.
-    unsafe {
-        spawn(
-            count,
-            cmds,
-            argcs,
-            argvs,
-            maxprocs,
-            info_keyval_sizes,
-            info_keyval_vectors,
-            preput_keyval_size,
-            preput_keyval_vector,
-            job_id,
-            job_id_size,
-            errors,
-        )
-    }
+    ffi_or(PMI2_FAIL, || {
+        // SAFETY: caller contract.
+        unsafe {
+            spawn(
+                count,
+                cmds,
+                argcs,
+                argvs,
+                maxprocs,
+                info_keyval_sizes,
+                info_keyval_vectors,
+                preput_keyval_size,
+                preput_keyval_vector,
+                job_id,
+                job_id_size,
+                errors,
+            )
+        }
+    })
 }
 
 /// # Safety
@@ -683,8 +691,10 @@ pub unsafe extern "C" fn PMI2_Info_GetNodeAttrIntArray(
     flag: *mut c_int,
     wait_for: c_int,
 ) -> c_int {
-    // SAFETY: caller contract.
-    unsafe { node_attr_ints(name, array, array_len, out_len, flag, wait_for) }
+    ffi_or(PMI2_FAIL, || {
+        // SAFETY: caller contract.
+        unsafe { node_attr_ints(name, array, array_len, out_len, flag, wait_for) }
+    })
 }
 
 /// PMI2_Info_GetNodeAttrIntArray of either form. Not exported, and called by both: the exported
@@ -725,8 +735,10 @@ pub unsafe extern "C" fn rshm_pmi2_slurm_node_attr_int_array(
     out_len: *mut c_int,
     flag: *mut c_int,
 ) -> c_int {
-    // SAFETY: caller contract.
-    unsafe { node_attr_ints(name, array, array_len, out_len, flag, 0) }
+    ffi_or(PMI2_FAIL, || {
+        // SAFETY: caller contract.
+        unsafe { node_attr_ints(name, array, array_len, out_len, flag, 0) }
+    })
 }
 
 /// # Safety
