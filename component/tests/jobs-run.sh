@@ -188,6 +188,14 @@ for np in ${NPS:-4 16}; do
     normalize "$out/np$np.$mode" "$corpus.queries" >"$out/np$np.$mode.n"
     skip=$(known "$mode" "$corpus.queries" | paste -sd'|')
     [ -n "$skip" ] || skip='^$'
+    # OpenPMIx's own default store is a reference too, and as flaky as hash under load (a peer's
+    # local card NOT-FOUND after the fence): run once more on a difference. rshm's modes never.
+    if [ "$mode" = default ] && ! diff -q <(grep -Ev "^($skip) " "$out/np$np.hash.n") \
+        <(grep -Ev "^($skip) " "$out/np$np.$mode.n") >/dev/null; then
+      echo "np $np default: differed from hash on its first run; run once more"
+      job "$np" default "$corpus" "np$np"
+      normalize "$out/np$np.$mode" "$corpus.queries" >"$out/np$np.$mode.n"
+    fi
     if ! diff <(grep -Ev "^($skip) " "$out/np$np.hash.n") <(grep -Ev "^($skip) " "$out/np$np.$mode.n") \
         >"$out/np$np.$mode.diff"; then
       echo "FAIL: np $np $mode: answers differ from hash (< hash, > $mode):"
