@@ -12,10 +12,10 @@
 //! 5.0.11 columns link it and the clients to the wheel's libpmix), clients:
 //! tools/pmix-client (`-d` = rshm_client_attach/get). Output: a table, `scale.json` and
 //! `latency.svg`, `memory.svg`, `register.svg` in `--out` (default target/rshm-bench/scale).
-//! Columns and caveats: docs/performance.md, "Scale harness". Modules in src/scale/.
+//! Columns and caveats: docs/performance.md, "Scale: 1k to 1M ranks". Modules in src/scale/.
 //!
 //! `--commit-storm` runs the commit storm instead, in process through the server shim (no
-//! pmix-host, no clients): src/scale/storm.rs, docs/commit-storm.md.
+//! pmix-host, no clients): src/scale/storm.rs, docs/performance.md "Commit and fence".
 //! `--sets` times process-set queries and group Gets, libpmix against the preloaded store:
 //! src/scale/sets.rs, docs/performance.md "Process sets and groups".
 
