@@ -4,7 +4,7 @@
  * client's fetch from the store, the server's own gds/hash module, and the component's
  * registration and query. A per-line file holds only what differs between lines: the module
  * and component structs and the functions whose signatures changed (fetch's peer argument, the
- * 5.0 modex-complete calls). docs/openpmix.md "Two OpenPMIx lines".
+ * 5.0 modex-complete calls). docs/openpmix.md "The OpenPMIx lines".
  */
 #ifndef RSHM_GDS_RSHM_H
 #define RSHM_GDS_RSHM_H

@@ -3,7 +3,7 @@
  * its gds module struct (19 calls: fetch takes the asking peer first, and the two modex-complete
  * calls are new), its component struct (5.0's pmix_gds_base_component_t is the bare
  * pmix_mca_base_component_t), and those calls. Everything else is gds_rshm.c's, compiled against
- * the same headers. docs/openpmix.md "Two OpenPMIx lines".
+ * the same headers. docs/openpmix.md "The OpenPMIx lines".
  *
  * What 5.0.7's core does differently, and what the component does about it:
  *  - a client's commit reaches its server through the client's module (`store`): rshm stores it,

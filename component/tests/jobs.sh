@@ -3,7 +3,7 @@
 # 4.1.4's mpirun on this host, and OpenPMIx 5.0.7 under Open MPI 5.0.7's mpirun (PRRTE 3.0.8) in
 # the Debian 13 chroot (scripts/chroot.sh; root only, skipped otherwise); with LINES=7.0,
 # OpenPMIx 7.0.0rc1 under Open MPI 6.0.0rc2's mpirun in the Debian unstable chroot.
-# docs/openpmix.md "Two OpenPMIx lines", docs/testing.md.
+# docs/openpmix.md "The OpenPMIx lines", docs/testing.md.
 #
 #   bash component/tests/jobs.sh                  both lines, 4 and 16 ranks
 #   NPS=4 LINES=5.0 bash component/tests/jobs.sh  the given rank counts and lines (4.2 5.0 7.0)

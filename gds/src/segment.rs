@@ -152,7 +152,7 @@ pub fn create(dir: &StoreDir, name: &str, contents: &[u8], own: Ownership) -> Re
 
 /// A new segment file being filled with positioned writes (`pwrite`): the kernel copies into
 /// the file's pages directly, with none of a mapping's per-page faults, and skips zeroing a
-/// page it writes whole (docs/modex.md "Where the time goes").
+/// page it writes whole (docs/modex.md "Encoded straight into the file").
 pub struct FileSink<'f> {
     fd: &'f OwnedFd,
     /// Where the segment starts in the file (a pack's embedded segment) and its length.
