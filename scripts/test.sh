@@ -6,6 +6,9 @@ bash scripts/setup.sh
 
 step() { printf '\n== %s\n' "$*"; }
 
+step "documentation links (every relative link and named section resolves)"
+bash scripts/check-doc-links.sh
+
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -q -- -D warnings
