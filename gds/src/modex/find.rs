@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
+use super::part;
 use super::{get, rank_part, undef_rank, Scope};
 use crate::error::{Error, Result};
 use crate::jobdata::TargetRank;
-use crate::part;
 use crate::reader::{Pin, Reader};
 use crate::table::TableView;
 use crate::valueref::ValueRef;
@@ -29,7 +29,7 @@ pub fn find<'p>(
     data_scope: Option<Scope>,
 ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
     // Posted data the writer could no longer publish nor withdraw (R5): none is answered.
-    if reader.posted_withdrawn() {
+    if super::withdrawn(reader) {
         return Err(Error::StoreRemoved);
     }
     let rank = match target {
