@@ -14,7 +14,8 @@
 //! code of a process that only reads cannot cause either. [`Reader::attach`] says the same.
 //!
 //! Module map:
-//! - [`value`]: the PMIx value model, archived with rkyv and read in place.
+//! - [`value`]: the PMIx value model, archived with rkyv and read in place ([`packed_array`]:
+//!   arrays of fixed-width elements as one byte string).
 //! - [`layout`]: `#[repr(C)]` mirrors of the format's records, with const asserts.
 //! - [`protocol`]: the ordering-relevant atomic steps (what loom checks).
 //! - [`sync`]: the only place atomics come from (`--cfg gds_loom` switches to loom).
@@ -29,11 +30,17 @@
 //! - `writer`, `reader`: the public store API.
 //!
 //! Above the store, PMIx's rules for what it holds:
-//! - [`jobdata`]: a namespace's registration as a table, and the rules of a Get over it.
+//! - [`jobdata`]: a namespace's registration as a table, and the rules of a Get over it; the
+//!   keys of the proc columns.
 //! - [`modex`]: data the processes post (Put/Commit, fences).
+//! - [`psets`]: process sets and groups.
 //!
-//! The store's modules name neither (tests/layers.rs): what job data derives from a mapped
-//! table it keeps in the view's slot for it (`TableView::derived`).
+//! The store's modules name none of them, nor anything of PMIx (tests/layers.rs): each layer
+//! numbers its own table parts ([`part`] lists them), chooses which of its tables are small
+//! enough for the pack (`Transaction::put_table_packable`) and its bit of the withdrawn mask
+//! (`Writer::withdraw`); what job data derives from a mapped table it keeps in the view's slot
+//! for it (`TableView::derived`). The crate root hands the store what it must know of PMIx by
+//! name: the proc columns' keys and the server's temporary directory variable.
 
 #![deny(unsafe_code)]
 

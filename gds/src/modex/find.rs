@@ -17,8 +17,8 @@ use crate::valueref::ValueRef;
 /// any scope; the base table for the others. `PMIX_RANK_UNDEF` is first resolved to the key's
 /// poster by the index table (or, for a namespace published as one table, by that table's own
 /// index). `StoreRemoved` once the writer withdrew the store's posted data for good
-/// (`Writer::withdraw_posted_for_good`). `local(rank)` tells whether a rank is on the requester's node. Returns the value
-/// and the table that holds it.
+/// ([`super::withdraw_for_good`]). `local(rank)` tells whether a rank is on the requester's
+/// node. Returns the value and the table that holds it.
 pub fn find<'p>(
     reader: &'p Reader,
     pin: &'p Pin<'_>,
