@@ -9,7 +9,7 @@ use core::ptr;
 
 use abi::c::{alloc_stored, destruct_value, free_value, read_value, write_value, zeroed_value};
 use abi::types::*;
-use gds::packed::{self, PackedArray};
+use gds::packed_array::{self as packed, PackedArray};
 use gds::value::{types as t, App, PData, Proc, Query, RegAttr};
 use gds::{part, Info, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 

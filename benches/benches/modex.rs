@@ -26,7 +26,8 @@ use rshm_benches::{card_batch, cards};
 
 fn fence(w: &mut Writer, p: &Posted) {
     let mut tx = w.begin();
-    tx.put_table("bench", part::POSTED, p.table()).unwrap();
+    tx.put_table_packable("bench", part::POSTED, p.table())
+        .unwrap();
     tx.commit().unwrap();
 }
 

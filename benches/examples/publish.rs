@@ -27,7 +27,8 @@ fn store() -> Writer {
 fn publish(w: &mut Writer, p: &Posted) -> f64 {
     let t = Instant::now();
     let mut tx = w.begin();
-    tx.put_table("bench", part::POSTED, p.table()).unwrap();
+    tx.put_table_packable("bench", part::POSTED, p.table())
+        .unwrap();
     tx.commit().unwrap();
     ms(t)
 }

@@ -196,11 +196,11 @@ fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_all_posted_
     assert!(matches!(posted_get(&r, 0, "k"), Err(Error::NotFound)));
     assert!(matches!(posted_get(&r, 0, "big"), Err(Error::NotFound)));
 
-    // Not even a root fits: the store's posted data is withdrawn for good (the anchor's
-    // `posted_withdrawn`): readers answer no posted data any more, and later posted values are
-    // refused; job data and the rest of the store are as they were. Roots are appended to a
-    // pack whose last page may have room left when the filesystem is full: 140 more
-    // namespaces make every root larger than a page.
+    // Not even a root fits: the store's posted data is withdrawn for good (its bit of the
+    // anchor's `withdrawn` mask): readers answer no posted data any more, and later posted
+    // values are refused; job data and the rest of the store are as they were. Roots are
+    // appended to a pack whose last page may have room left when the filesystem is full: 140
+    // more namespaces make every root larger than a page.
     for j in 0..140 {
         let v = PostedValue {
             nspace: format!("o{j}"),

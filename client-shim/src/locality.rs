@@ -6,7 +6,7 @@
 
 use gds::Reader;
 use gds::{part, Error, Realm, Result};
-use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, XML_KEY};
+use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, PART as TOPOLOGY_PART, XML_KEY};
 use topo::LocalityTable;
 
 use crate::client::Client;
@@ -45,7 +45,7 @@ impl Client {
     pub fn with_topology_xml<T>(&self, f: impl FnOnce(&str) -> T) -> Result<T> {
         let reader = self.reader();
         let pin = reader.pin();
-        let table = reader.table_arc(&pin, NAMESPACE, part::TOPOLOGY)?;
+        let table = reader.table_arc(&pin, NAMESPACE, TOPOLOGY_PART)?;
         let xml = table
             .get(Realm::Meta, XML_KEY)
             .and_then(|v| v.as_str())
@@ -75,7 +75,7 @@ pub fn numa_part(reader: &Reader) -> u32 {
         return part::DATA;
     }
     let pin = reader.pin();
-    let Ok(t) = reader.table_arc(&pin, NAMESPACE, part::TOPOLOGY) else {
+    let Ok(t) = reader.table_arc(&pin, NAMESPACE, TOPOLOGY_PART) else {
         return part::DATA;
     };
     let Some(map) = t.get(Realm::Meta, NUMA_MAP_KEY).and_then(|v| v.as_bytes()) else {

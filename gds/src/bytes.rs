@@ -116,20 +116,13 @@ mod tests {
 
     #[test]
     fn same_bytes_is_equality() {
-        let words = [
-            "",
-            "a",
-            "pmix.job",
-            "pmix.job.size",
-            "pmix.job.sizf",
-            "0123456789abcdef",
-        ];
+        let words = ["", "a", "job", "job.size", "job.sizf", "0123456789abcdef"];
         for a in words {
             for b in words {
                 assert_eq!(same_bytes(a.as_bytes(), b.as_bytes()), a == b, "{a} {b}");
             }
         }
-        assert!(!same_bytes(b"pmix.jxb.size", b"pmix.job.size"));
+        assert!(!same_bytes(b"jxb.size", b"job.size"));
         assert!(!same_bytes(b"0123456789abcdeg0", b"0123456789abcdef0"));
         // Every length of every load width, and a difference at every place.
         let base: Vec<u8> = (b'a'..=b'z').collect();

@@ -14,7 +14,8 @@
 //! code of a process that only reads cannot cause either. [`Reader::attach`] says the same.
 //!
 //! Module map:
-//! - [`value`]: the PMIx value model, archived with rkyv and read in place.
+//! - [`value`]: the PMIx value model, archived with rkyv and read in place ([`packed_array`]:
+//!   arrays of fixed-width elements as one byte string).
 //! - [`layout`]: `#[repr(C)]` mirrors of the format's records, with const asserts.
 //! - [`protocol`]: the ordering-relevant atomic steps (what loom checks).
 //! - [`sync`]: the only place atomics come from (`--cfg gds_loom` switches to loom).
@@ -24,15 +25,22 @@
 //!   writer's lock, sweeping dead stores.
 //! - `prefault`: page faults of large new buffers taken ahead on another core.
 //! - `table`, `root`: encoding and lookup of the two immutable segment kinds (`table::bulk`:
-//!   entries merged as sorted runs); `column_blocks`: proc columns stored in blocks of 32 ranks.
+//!   entries merged as sorted runs; `table::column_blocks`: proc columns stored in blocks of 32
+//!   ranks).
 //! - `writer`, `reader`: the public store API.
 //!
 //! Above the store, PMIx's rules for what it holds:
-//! - [`jobdata`]: a namespace's registration as a table, and the rules of a Get over it.
+//! - [`jobdata`]: a namespace's registration as a table, and the rules of a Get over it; the
+//!   keys of the proc columns.
 //! - [`modex`]: data the processes post (Put/Commit, fences).
+//! - [`psets`]: process sets and groups.
 //!
-//! The store's modules name neither (tests/layers.rs): what job data derives from a mapped
-//! table it keeps in the view's slot for it (`TableView::derived`).
+//! The store's modules name none of them, nor anything of PMIx (tests/layers.rs): each layer
+//! numbers its own table parts ([`part`] lists them), chooses which of its tables are small
+//! enough for the pack (`Transaction::put_table_packable`) and its bit of the withdrawn mask
+//! (`Writer::withdraw`); what job data derives from a mapped table it keeps in the view's slot
+//! for it (`TableView::derived`). The crate root hands the store what it must know of PMIx by
+//! name: the proc columns' keys and the server's temporary directory variable.
 
 #![deny(unsafe_code)]
 
@@ -42,7 +50,7 @@ pub mod jobdata;
 pub mod layout;
 #[cfg(not(gds_loom))]
 pub mod modex;
-pub mod packed;
+pub mod packed_array;
 pub mod protocol;
 #[cfg(not(gds_loom))]
 pub mod psets;
@@ -55,8 +63,6 @@ mod valueref;
 mod bytes;
 #[cfg(not(gds_loom))]
 pub mod check;
-#[cfg(not(gds_loom))]
-mod column_blocks;
 #[cfg(not(gds_loom))]
 mod dir;
 #[cfg(not(gds_loom))]
@@ -99,8 +105,21 @@ pub use dir::{
 };
 #[cfg(not(gds_loom))]
 pub use jobdata::JobMeta;
+
+/// The keys of the format's proc columns, which job data defines: the table code (below the
+/// layers) maps keys to columns with this list, handed down here.
 #[cfg(not(gds_loom))]
-pub use reader::{Pin, Reader, ReaderStats, ENV_READER_RETIRE, ENV_STORE};
+pub(crate) use jobdata::columns::COLUMN_KEYS;
+
+/// The PMIx server's temporary directory (the standard's `PMIX_SERVER_TMPDIR`), which the
+/// store's placement (`choose_base_dir`) takes when it is a tmpfs.
+#[cfg(not(gds_loom))]
+pub(crate) const ENV_SERVER_TMPDIR: &str = "PMIX_SERVER_TMPDIR";
+/// Test knobs (feature `test-knobs`, off by default; the test crates turn it on).
+#[cfg(all(not(gds_loom), feature = "test-knobs"))]
+pub use reader::ENV_READER_RETIRE;
+#[cfg(not(gds_loom))]
+pub use reader::{Pin, Reader, ReaderStats, ENV_STORE};
 #[cfg(not(gds_loom))]
 pub use table::{ColumnShape, KeyTag, TableBuilder, TableView};
 #[cfg(not(gds_loom))]
@@ -108,27 +127,12 @@ pub use valueref::ValueRef;
 #[cfg(not(gds_loom))]
 pub use writer::{StoreOptions, Transaction, Writer, WriterStats};
 
-/// Table part numbers of a namespace (format.md section 5, `part`).
+/// Table part numbers of a namespace (format.md section 5, `part`), in one place: the store
+/// gives parts no meaning, each layer above it defines its own (`tests/parts.rs` checks they
+/// do not collide; the topology's, `topo::PART`, is outside this crate).
+#[cfg(not(gds_loom))]
 pub mod part {
-    /// The namespace's data table.
-    pub const DATA: u32 = 0;
-    /// Resources not tied to a namespace (`jobdata::resources`), under its own store name.
-    pub const RESOURCES: u32 = 1;
-    /// Data posted by the namespace's processes (`modex`): fences, and commits once merged.
-    pub const POSTED: u32 = 2;
-    /// The RANK_UNDEF index of the namespace's posted keys (`modex::PostedParts`).
-    pub const POSTED_INDEX: u32 = 3;
-    /// The node topology (`topo`: hwloc XML), under its own store name.
-    pub const TOPOLOGY: u32 = 4;
-    /// The process sets (`psets`), under the store name `rshm.psets`.
-    pub const PSETS: u32 = 5;
-    /// The process groups (`psets::groups`): the group index under the store name
-    /// `rshm.groups`, and each group's own table under its group id.
-    pub const GROUPS: u32 = 6;
-    /// NUMA replicas of the namespace's data table: domain `d`'s is `DATA_REPLICAS + d`, for
-    /// `d` below 8 (`topo::numa`), byte-equal to part DATA, its pages on that domain.
-    pub const DATA_REPLICAS: u32 = 8;
-    /// Part of rank 0's own posted table: rank `r`'s is `POSTED_RANKS + r` (`modex::rank_part`),
-    /// holding what `r` committed since its values were last merged into `POSTED`.
-    pub const POSTED_RANKS: u32 = 16;
+    pub use crate::jobdata::part::{DATA, DATA_REPLICAS, RESOURCES};
+    pub use crate::modex::part::{POSTED, POSTED_INDEX, POSTED_RANKS};
+    pub use crate::psets::part::{GROUPS, PSETS};
 }

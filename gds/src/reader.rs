@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 use crate::bytes::same_bytes;
 use crate::dir::StoreDir;
 use crate::error::{Error, Result};
-use crate::layout::{place_in_pack, Kind, Realm, POSTED_WITHDRAWN_OFF, ROOT_AT_OFF};
+use crate::layout::{place_in_pack, Kind, Realm, ROOT_AT_OFF, WITHDRAWN_OFF};
 use crate::pins;
 use crate::protocol;
 use crate::raw::{CellGuard, SharedMap, SnapshotCell, WeakMap};
@@ -33,7 +33,8 @@ pub const ENV_STORE: &str = "RSHM_STORE";
 /// Environment variable read once at attach: `off` makes the reader keep every generation it
 /// moves past mapped for the rest of its life instead of letting it go (a leak on purpose).
 /// A test-only diagnostic (docs/testing.md): the soak tests run with it to show that their
-/// bounds on what readers keep mapped can fail.
+/// bounds on what readers keep mapped can fail. Only with the `test-knobs` feature.
+#[cfg(feature = "test-knobs")]
 pub const ENV_READER_RETIRE: &str = "RSHM_READER_RETIRE";
 
 /// How often a reader retries when the writer unlinks a generation between our load of the
@@ -97,6 +98,7 @@ pub struct Reader {
     owner: pins::Owner,
     refresh_lock: Mutex<()>,
     /// False under `RSHM_READER_RETIRE=off` ([`ENV_READER_RETIRE`]).
+    #[cfg(feature = "test-knobs")]
     retire: bool,
 }
 
@@ -200,6 +202,7 @@ impl Snapshot {
         })
     }
 
+    /// R4: the table of (`ns`, `part`) the root names, mapped (R2, R3) and validated on first use.
     #[inline]
     fn table(
         &self,
@@ -273,6 +276,7 @@ impl Reader {
             current: SnapshotCell::new(Snapshot::empty()),
             owner: pins::Owner::default(),
             refresh_lock: Mutex::new(()),
+            #[cfg(feature = "test-knobs")]
             retire: std::env::var_os(ENV_READER_RETIRE).is_none_or(|v| v != "off"),
         };
         reader.refresh()?;
@@ -309,11 +313,12 @@ impl Reader {
         }
     }
 
-    /// Whether the writer withdrew the store's posted data for good (P6, R5).
-    pub fn posted_withdrawn(&self) -> bool {
+    /// The data classes the writer withdrew for good ([`Writer::withdraw`](crate::Writer::withdraw),
+    /// P6, R5): a mask whose bits the layers above the store define.
+    pub fn withdrawn(&self) -> u64 {
         self.anchor
-            .atomic_u64(POSTED_WITHDRAWN_OFF)
-            .is_some_and(protocol::posted_withdrawn)
+            .atomic_u64(WITHDRAWN_OFF)
+            .map_or(0, protocol::withdrawn)
     }
 
     /// Move to the newest published generation if there is one. Returns whether it moved.
@@ -331,12 +336,13 @@ impl Reader {
                 return Ok(false);
             }
             match Snapshot::load(&self.packs, gen, Some(cur)) {
-                Ok(snap) if self.retire => {
-                    self.current.replace(snap, &pin.guard);
+                #[cfg(feature = "test-knobs")]
+                Ok(snap) if !self.retire => {
+                    self.current.replace_leaking(snap, &pin.guard);
                     return Ok(true);
                 }
                 Ok(snap) => {
-                    self.current.replace_leaking(snap, &pin.guard);
+                    self.current.replace(snap, &pin.guard);
                     return Ok(true);
                 }
                 // The generation moved on (R2), unless the whole store was removed.

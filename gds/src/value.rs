@@ -4,7 +4,7 @@
 //! Not stored (format.md section 7): process-local pointers (`PMIX_POINTER`, `PMIX_TOPO`), the
 //! statistics structs (query results) and `PMIX_KVAL` (an OpenPMIx-internal object). `PMIX_INFO`,
 //! `PMIX_APP`, `PMIX_PDATA` and `PMIX_QUERY` are only elements of data arrays. Data arrays of
-//! fixed-width elements are stored packed ([`crate::packed`]).
+//! fixed-width elements are stored packed ([`crate::packed_array`]).
 //!
 //! Enumerated PMIx types (`pmix_scope_t`, `pmix_proc_state_t`, ...) keep their C integer width and
 //! raw value: the store does not interpret them, and a value it does not know must round-trip.
@@ -353,7 +353,7 @@ pub enum Value {
     InfoDirectives(u32),
     RegAttr(Box<RegAttr>),
     /// A `PMIX_DATA_ARRAY` of fixed-width elements, stored as their bytes.
-    PackedArray(crate::packed::PackedArray),
+    PackedArray(crate::packed_array::PackedArray),
     /// Only as an element of a `PMIX_APP` data array.
     App(#[rkyv(omit_bounds)] Box<App>),
     /// Only as an element of a `PMIX_PDATA` data array.
@@ -494,12 +494,12 @@ impl Value {
     }
 
     /// This value with every data array of fixed-width elements, at any depth, packed
-    /// ([`crate::packed`]), as the C conversion reads it: the form a C round trip gives back.
+    /// ([`crate::packed_array`]), as the C conversion reads it: the form a C round trip gives back.
     pub fn into_packed(self) -> Value {
         match self {
             Value::DataArray(a) => {
                 let DataArray { elem_type, items } = *a;
-                match crate::packed::PackedArray::from_items(elem_type, &items) {
+                match crate::packed_array::PackedArray::from_items(elem_type, &items) {
                     Some(p) => Value::PackedArray(p),
                     None => Value::array(
                         elem_type,

@@ -34,7 +34,7 @@ fn publish(w: &mut Writer) {
     p.put(5, Scope::Global, "card", &card("5g")).unwrap();
     let mut tx = w.begin();
     tx.put_table(NS, part::DATA, &t).unwrap();
-    tx.put_table(NS, part::POSTED, p.table()).unwrap();
+    tx.put_table_packable(NS, part::POSTED, p.table()).unwrap();
     tx.commit().unwrap();
 }
 

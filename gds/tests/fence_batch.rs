@@ -86,9 +86,10 @@ fn same_answers(w: &mut Writer, reference: &Posted, fast: &Posted, min_found: u3
         "the fence-batch table differs from the put table"
     );
     let mut tx = w.begin();
-    tx.put_table("ref", part::POSTED, reference.table())
+    tx.put_table_packable("ref", part::POSTED, reference.table())
         .unwrap();
-    tx.put_table("fast", part::POSTED, fast.table()).unwrap();
+    tx.put_table_packable("fast", part::POSTED, fast.table())
+        .unwrap();
     tx.commit().unwrap();
     let r = Reader::attach(w.path()).unwrap();
     let pin = r.pin();
@@ -248,7 +249,8 @@ fn a_fence_batch_is_seen_whole_or_not_at_all() {
         }
         p.apply(b).unwrap();
         let mut tx = w.begin();
-        tx.put_table("ns", part::POSTED, p.table()).unwrap();
+        tx.put_table_packable("ns", part::POSTED, p.table())
+            .unwrap();
         tx.commit().unwrap();
     };
     let mut p = Posted::new();
@@ -334,7 +336,8 @@ fn a_large_table_is_written_to_its_file_exactly_as_encoded_and_every_value_is_fo
     p.apply(batch).unwrap();
     by_put(&mut reference, &puts);
     let mut tx = w.begin();
-    tx.put_table("ns", part::POSTED, p.table()).unwrap();
+    tx.put_table_packable("ns", part::POSTED, p.table())
+        .unwrap();
     tx.commit().unwrap();
     let name = w
         .files()

@@ -12,9 +12,10 @@
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 
+use gds::jobdata::columns::COLUMN_KEYS;
 use gds::layout::{
     self, Entry, Header, KeyEntry, Kind, Realm, RootHeader, TableHeader, TableRef, ANCHOR_LEN,
-    COLUMNS, HEADER_LEN, POSTED_WITHDRAWN_OFF, ROOT_AT_OFF,
+    COLUMN_KINDS, HEADER_LEN, ROOT_AT_OFF, WITHDRAWN_OFF,
 };
 
 const DOC: &str = include_str!("../../docs/format.md");
@@ -71,7 +72,7 @@ fn structs() -> BTreeMap<&'static str, (usize, Fields)> {
             body,
             vec![
                 ("root_at", word, 8),
-                ("posted_withdrawn", POSTED_WITHDRAWN_OFF - HEADER_LEN, 8),
+                ("withdrawn", WITHDRAWN_OFF - HEADER_LEN, 8),
                 ("reserved", word + 16, body - word - 16),
             ],
         ),
@@ -180,6 +181,7 @@ fn constants() -> BTreeMap<&'static str, u64> {
         ("STATE_READY", gds::protocol::STATE_READY as u64),
         ("ANCHOR_LEN", ANCHOR_LEN),
         ("ROOT_AT_OFF", ROOT_AT_OFF as u64),
+        ("WITHDRAWN_OFF", WITHDRAWN_OFF as u64),
         ("PLACE_PACKED", layout::PLACE_PACKED),
         ("PACK_ALIGN", layout::PACK_ALIGN as u64),
         ("MAX_PACK_SEQ", layout::MAX_PACK_SEQ as u64),
@@ -189,7 +191,7 @@ fn constants() -> BTreeMap<&'static str, u64> {
         ("MAX_KEY_LEN", layout::MAX_KEY_LEN as u64),
         ("MAX_NSPACE_LEN", layout::MAX_NSPACE_LEN as u64),
         ("ENTRY_RAW_BYTES", layout::ENTRY_RAW_BYTES as u64),
-        ("NODEID_COLUMN", layout::NODEID_COLUMN as u64),
+        ("NODEID_COLUMN", gds::jobdata::columns::NODEID_COLUMN as u64),
         ("Kind::Anchor", Kind::Anchor as u64),
         ("Kind::Root", Kind::Root as u64),
         ("Kind::Table", Kind::Table as u64),
@@ -297,7 +299,8 @@ fn every_field_table_matches_the_layout_structs() {
             assert!(
                 t.caption
                     .contains("Offsets below count from the column's start")
-                    || t.caption.contains("`gds/src/column_blocks.rs` holds it"),
+                    || t.caption
+                        .contains("`gds/src/table/column_blocks.rs` holds it"),
                 "field table without a `Fields of` caption: {:?}",
                 t.caption
             );
@@ -399,14 +402,20 @@ fn the_column_table_is_layout_columns() {
         .into_iter()
         .find(|t| t.header.first() == Some(&"column"))
         .expect("a | column | key | ... table");
-    assert_eq!(t.rows.len(), COLUMNS.len(), "one row per column");
-    for (i, (r, col)) in t.rows.iter().zip(COLUMNS).enumerate() {
+    assert_eq!(t.rows.len(), COLUMN_KINDS.len(), "one row per column");
+    assert_eq!(COLUMN_KEYS.len(), COLUMN_KINDS.len());
+    for (i, (r, (key, kind))) in t
+        .rows
+        .iter()
+        .zip(COLUMN_KEYS.iter().zip(COLUMN_KINDS))
+        .enumerate()
+    {
         assert_eq!(number(r[0]) as usize, i);
-        assert_eq!(ticked(r[1]), col.key, "column {i}");
-        assert_eq!(number(r[3]) as usize, col.kind.width(), "column {i} width");
-        let absent = (1u64 << (8 * col.kind.width())) - 1;
+        assert_eq!(ticked(r[1]), *key, "column {i}");
+        assert_eq!(number(r[3]) as usize, kind.width(), "column {i} width");
+        let absent = (1u64 << (8 * kind.width())) - 1;
         assert_eq!(number(r[4]), absent, "column {i} absent pattern");
-        let ty = match col.kind {
+        let ty = match kind {
             layout::ColumnKind::Uint16 => "PMIX_UINT16",
             layout::ColumnKind::Uint32 => "PMIX_UINT32",
             layout::ColumnKind::ProcRank => "PMIX_PROC_RANK",
@@ -481,7 +490,7 @@ fn a_blocked_column_decodes_by_the_document() {
     let dense_blocks = u32_at(col) as usize;
     assert_eq!(u32_at(col + 4), 0, "reserved word");
     assert_eq!(dense_blocks, 2, "two stored blocks");
-    let width = COLUMNS[0].kind.width();
+    let width = COLUMN_KINDS[0].width();
     let dense = col + head + desc * blocks;
     for (r, want) in want.iter().enumerate() {
         let d = col + head + r / block_ranks * desc;
@@ -500,4 +509,192 @@ fn a_blocked_column_decodes_by_the_document() {
     }
     // The reader agrees (the same bytes through gds::check).
     assert!(gds::check::table_bytes(&b, &[]).unwrap() >= ranks as usize);
+}
+
+const PROTOCOL: &str = include_str!("../../docs/protocol.md");
+
+/// Every step id (`P1`, `P1p`, `R5`, `C2`, ...) in `text`, whole words only.
+fn step_ids(text: &str) -> std::collections::BTreeSet<String> {
+    let b = text.as_bytes();
+    let mut out = std::collections::BTreeSet::new();
+    for (i, &c) in b.iter().enumerate() {
+        let before_ok = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        if !before_ok || !matches!(c, b'P' | b'R' | b'C') {
+            continue;
+        }
+        let digits = b[i + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
+        if digits == 0 {
+            continue;
+        }
+        let mut end = i + 1 + digits;
+        if end < b.len() && matches!(b[end], b'p' | b'n') {
+            end += 1;
+        }
+        if end < b.len() && (b[end].is_ascii_alphanumeric() || b[end] == b'_') {
+            continue;
+        }
+        out.insert(text[i..end].to_string());
+    }
+    out
+}
+
+/// protocol.md's steps: (step, its "what" cell), from every table whose header starts `step`.
+fn protocol_steps() -> BTreeMap<String, String> {
+    let mut steps = BTreeMap::new();
+    for t in tables(PROTOCOL) {
+        if t.header.first() != Some(&"step") {
+            continue;
+        }
+        for r in t.rows {
+            assert!(
+                steps.insert(r[0].to_string(), r[1].to_string()).is_none(),
+                "step {} twice in protocol.md",
+                r[0]
+            );
+        }
+    }
+    steps
+}
+
+/// The `protocol` module's functions: (name, the step its doc comment starts with).
+fn protocol_functions() -> Vec<(String, String)> {
+    let src = include_str!("../src/protocol/mod.rs");
+    let mut out = Vec::new();
+    let mut doc: Vec<&str> = Vec::new();
+    for line in src.lines().map(str::trim) {
+        if let Some(d) = line.strip_prefix("///") {
+            doc.push(d.trim());
+        } else if let Some(rest) = line.strip_prefix("pub fn ") {
+            let name = rest.split('(').next().unwrap().to_string();
+            let first = doc.first().copied().unwrap_or("");
+            let step = first.split_whitespace().next().unwrap_or("").to_string();
+            assert!(
+                step_ids(&step).contains(&step),
+                "protocol::{name}'s doc does not start with its step: {first:?}"
+            );
+            out.push((name, step));
+            doc.clear();
+        } else if !line.starts_with("#[") {
+            doc.clear();
+        }
+    }
+    out
+}
+
+/// Each function of the `protocol` module is the step its doc names, and protocol.md's row of
+/// that step names the function; each `protocol::` function protocol.md names is one of them.
+#[test]
+fn protocol_md_steps_are_the_protocol_module_s_functions() {
+    let steps = protocol_steps();
+    let fns = protocol_functions();
+    assert!(fns.len() >= 6, "{fns:?}");
+    for (name, step) in &fns {
+        let what = steps
+            .get(step)
+            .unwrap_or_else(|| panic!("protocol::{name} is step {step}, not in protocol.md"));
+        assert!(
+            what.contains(&format!("`protocol::{name}`")),
+            "protocol.md's {step} does not name `protocol::{name}`: {what}"
+        );
+    }
+    for (step, what) in &steps {
+        for named in what.split("`protocol::").skip(1) {
+            let name = named.split('`').next().unwrap();
+            assert!(
+                fns.iter().any(|(n, s)| n == name && s == step),
+                "protocol.md's {step} names protocol::{name}, which is not that step's function"
+            );
+        }
+    }
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The steps the store's code names (in its comments, where each step runs) are protocol.md's
+/// steps, and each of protocol.md's steps is named somewhere in the code.
+#[test]
+fn the_steps_named_in_the_code_are_protocol_md_s() {
+    let steps = protocol_steps();
+    let mut files = Vec::new();
+    rust_sources(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut in_code = std::collections::BTreeSet::new();
+    for f in files {
+        for id in step_ids(&std::fs::read_to_string(&f).unwrap()) {
+            assert!(
+                steps.contains_key(&id),
+                "{} names step {id}, which protocol.md lacks",
+                f.display()
+            );
+            in_code.insert(id);
+        }
+    }
+    for step in steps.keys() {
+        assert!(
+            in_code.contains(step),
+            "protocol.md's {step} is named nowhere in gds/src"
+        );
+    }
+}
+
+/// The anchor's atomic words (format.md section 4) are protocol.md's shared words, each with
+/// the steps that store and load it; the code's offsets of them are the field table's (checked
+/// by `every_field_table_matches_the_layout_structs`).
+#[test]
+fn the_anchor_s_atomic_words_are_protocol_md_s_shared_words() {
+    let anchor = tables(DOC)
+        .into_iter()
+        .find(|t| t.caption.starts_with("Fields of `anchor`"))
+        .expect("the anchor's field table");
+    let atomic: Vec<&str> = anchor
+        .rows
+        .iter()
+        .filter(|r| r[3].starts_with("atomic"))
+        .map(|r| ticked(r[2]))
+        .collect();
+    assert_eq!(atomic, ["root_at", "withdrawn"]);
+    let shared = PROTOCOL
+        .split("- **Shared words**:")
+        .nth(1)
+        .expect("protocol.md's Shared words")
+        .split("\n- **")
+        .next()
+        .unwrap();
+    for (word, store, load) in [("root_at", "P4", "R1"), ("withdrawn", "P6", "R5")] {
+        let at = shared
+            .find(&format!("`{word}`"))
+            .unwrap_or_else(|| panic!("Shared words omit the anchor's `{word}`"));
+        let said = &shared[at..];
+        let said = &said[..said.find(')').unwrap_or(said.len())];
+        assert!(
+            said.contains(store) && said.contains(load),
+            "`{word}`: {said}"
+        );
+        assert!(atomic.contains(&word));
+    }
+    assert!(
+        shared.contains("`state`"),
+        "Shared words omit the header's `state`"
+    );
+}
+
+/// The step scanner: whole step ids only.
+#[test]
+fn step_ids_are_whole_words() {
+    let ids: Vec<String> = step_ids("P1p, R5 (P6) PR3 xC1 C2x P1n. P10 R")
+        .into_iter()
+        .collect();
+    assert_eq!(ids, ["P10", "P1n", "P1p", "P6", "R5"]);
 }

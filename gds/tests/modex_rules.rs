@@ -28,7 +28,8 @@ fn publish(w: &mut Writer, ns: &str, posted: &Posted, with_job: bool) {
         let (t, _) = jobdata::build(Some("node001"), &job_infos()).unwrap();
         tx.put_table(ns, part::DATA, &t).unwrap();
     }
-    tx.put_table(ns, part::POSTED, posted.table()).unwrap();
+    tx.put_table_packable(ns, part::POSTED, posted.table())
+        .unwrap();
     tx.commit().unwrap();
 }
 
@@ -274,7 +275,8 @@ fn a_table_put_and_removed_in_one_transaction_leaves_no_file() {
     publish(&mut w, "ns", &p, true);
     let before = w.files().unwrap();
     let mut tx = w.begin();
-    tx.put_table("ns", part::POSTED, p.table()).unwrap();
+    tx.put_table_packable("ns", part::POSTED, p.table())
+        .unwrap();
     tx.remove_table("ns", part::POSTED).unwrap();
     tx.commit().unwrap();
     let after = w.files().unwrap();

@@ -21,7 +21,7 @@ fn rank_table(rank: u32, key: &str, fill: u8, bytes: usize) -> TableBuilder {
 
 fn commit_rank(w: &mut Writer, rank: u32, fill: u8, bytes: usize) {
     let mut tx = w.begin();
-    tx.put_table(
+    tx.put_table_packable(
         "ns",
         part::POSTED_RANKS + rank,
         &rank_table(rank, "card", fill, bytes),
@@ -151,9 +151,9 @@ fn a_dropped_transaction_leaves_the_pack_as_published() {
     commit_rank(&mut w, 1, 1, 100);
     {
         let mut tx = w.begin();
-        tx.put_table("ns", part::POSTED_RANKS + 1, &rank_table(1, "card", 9, 100))
+        tx.put_table_packable("ns", part::POSTED_RANKS + 1, &rank_table(1, "card", 9, 100))
             .unwrap();
-        tx.put_table("ns", part::POSTED_RANKS + 2, &rank_table(2, "card", 9, 100))
+        tx.put_table_packable("ns", part::POSTED_RANKS + 2, &rank_table(2, "card", 9, 100))
             .unwrap();
         // Dropped: never published.
     }
@@ -167,21 +167,20 @@ fn a_dropped_transaction_leaves_the_pack_as_published() {
 }
 
 #[test]
-fn only_posted_tables_go_into_the_pack() {
+fn only_small_tables_put_as_packable_go_into_the_pack() {
     let base = common::base_dir();
     let mut w = Writer::create(common::opts(base.path())).unwrap();
     let mut tx = w.begin();
-    for p in [
-        part::DATA,
-        part::RESOURCES,
-        4,
-        8,
-        part::POSTED,
-        part::POSTED_INDEX,
-    ] {
+    // The part does not place a table: the caller's hint does.
+    for p in [part::DATA, part::RESOURCES, part::POSTED_RANKS + 5] {
         tx.put_table("ns", p, &rank_table(0, "k", 1, 16)).unwrap();
     }
-    tx.put_table("ns", part::POSTED_RANKS + 5, &rank_table(5, "k", 1, 16))
+    for p in [part::POSTED, 7, part::POSTED_RANKS + 6] {
+        tx.put_table_packable("ns", p, &rank_table(0, "k", 1, 16))
+            .unwrap();
+    }
+    // Packable but larger than 256 KiB: a file of its own.
+    tx.put_table_packable("ns", 9, &rank_table(0, "k", 1, 300 << 10))
         .unwrap();
     tx.commit().unwrap();
     let parts: Vec<String> = w
@@ -190,7 +189,7 @@ fn only_posted_tables_go_into_the_pack() {
         .into_iter()
         .filter_map(|f| Some(f.strip_prefix("rshm-tbl-")?[9..17].to_owned()))
         .collect();
-    assert_eq!(parts, ["00000000", "00000001", "00000004", "00000008"]);
+    assert_eq!(parts, ["00000000", "00000001", "00000009", "00000015"]);
 }
 
 /// Retirement is per store: a thread pinned on another store for as long as this one moves

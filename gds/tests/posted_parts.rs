@@ -57,7 +57,7 @@ fn publish(w: &mut Writer, parts: &mut PostedParts, batch: FenceBatch) -> bool {
 /// Every answer of the reference table and of the store must agree.
 fn compare(reference: &Posted, w: &mut Writer, r: &Reader, step: usize) {
     let mut tx = w.begin();
-    tx.put_table("ref", part::POSTED, reference.table())
+    tx.put_table_packable("ref", part::POSTED, reference.table())
         .unwrap();
     tx.commit().unwrap();
     r.refresh().unwrap();
@@ -272,11 +272,13 @@ fn posted_data_withdrawn_for_good_is_no_longer_answered_but_job_data_is() {
             .map(|(v, _)| v.to_value())
     };
     assert_eq!(find(&r).unwrap(), Value::String("v1".into()));
-    assert!(!r.posted_withdrawn());
+    assert!(!modex::withdrawn(&r));
+    assert_eq!(r.withdrawn(), 0);
 
-    w.withdraw_posted_for_good().unwrap();
+    modex::withdraw_for_good(&mut w).unwrap();
 
-    assert!(r.posted_withdrawn());
+    assert!(modex::withdrawn(&r));
+    assert_eq!(r.withdrawn(), modex::WITHDRAWN_CLASS);
     assert!(matches!(find(&r), Err(Error::StoreRemoved)));
     let pin = r.pin();
     assert_eq!(

@@ -378,3 +378,60 @@ fn readers_named_on_a_filesystem_without_acls_fail_the_create_and_leave_nothing(
     assert!(err.to_string().contains("POSIX ACLs"), "{err}");
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// The lock file never has an ACL (format.md section 1), even when the base directory has a
+/// default ACL that the store directory inherits when it is made: only the writer's user can
+/// open it, so only that user can take its lock.
+#[test]
+fn the_lock_file_has_no_acl_under_a_base_with_a_default_acl() {
+    const ACL_ACCESS: &str = "system.posix_acl_access";
+    let base = common::base_dir();
+    // version 2; user::rwx, user:<uid + 1>:rwx, group::r-x, mask::rwx, other::--- (tag, perm, id).
+    let uid = rustix::process::geteuid().as_raw();
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (1u16, 7u16, u32::MAX),
+        (2, 7, uid.wrapping_add(1)),
+        (4, 5, u32::MAX),
+        (0x10, 7, u32::MAX),
+        (0x20, 0, u32::MAX),
+    ] {
+        acl.extend_from_slice(&tag.to_le_bytes());
+        acl.extend_from_slice(&perm.to_le_bytes());
+        acl.extend_from_slice(&id.to_le_bytes());
+    }
+    let set = rustix::fs::setxattr(
+        base.path(),
+        "system.posix_acl_default",
+        &acl,
+        rustix::fs::XattrFlags::empty(),
+    );
+    if set == Err(rustix::io::Errno::OPNOTSUPP) {
+        eprintln!("skipped: no ACLs on {}", base.path().display());
+        return;
+    }
+    set.unwrap();
+    for own in [
+        Ownership::PRIVATE,
+        Ownership {
+            reader_uid: Some(uid.wrapping_add(1)),
+            reader_gid: None,
+        },
+    ] {
+        let w = Writer::create(opts(base.path(), own)).unwrap();
+        let lock = w.path().join(gds::LOCK_NAME);
+        let mut buf = [0u8; 256];
+        assert_eq!(
+            rustix::fs::getxattr(&lock, ACL_ACCESS, &mut buf[..]),
+            Err(rustix::io::Errno::NODATA),
+            "{own:?}: the lock file has an ACL"
+        );
+        let mode = std::fs::metadata(&lock).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{own:?}");
+        // The directory's own default ACL is gone: files made in it inherit nothing.
+        assert_eq!(
+            rustix::fs::getxattr(w.path(), "system.posix_acl_default", &mut buf[..]),
+            Err(rustix::io::Errno::NODATA)
+        );
+    }
+}

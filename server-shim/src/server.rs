@@ -166,7 +166,7 @@ pub enum Withdrawn {
     /// The namespace's whole posted table: the key's could not be published.
     Namespace,
     /// Neither could be published: the store's posted data was withdrawn for good
-    /// ([`gds::Writer::withdraw_posted_for_good`]); its readers ask the next store in line.
+    /// ([`gds::modex::withdraw_for_good`]); its readers ask the next store in line.
     Store,
 }
 
@@ -226,7 +226,7 @@ impl Server {
         };
         if let Some(node) = node {
             let mut tx = server.writer.begin();
-            tx.put_table(topology::NAMESPACE, part::TOPOLOGY, &node.table()?)?;
+            tx.put_table(topology::NAMESPACE, topology::PART, &node.table()?)?;
             tx.commit()?;
             server.topology = Some(node);
         }
@@ -468,7 +468,7 @@ impl Server {
     /// values are refused, so that no reader is ever answered an older value than the next
     /// store in line holds.
     pub fn withdraw_posted_for_good(&mut self) -> Result<()> {
-        self.writer.withdraw_posted_for_good()?;
+        gds::modex::withdraw_for_good(&mut self.writer)?;
         self.posted_withdrawn = true;
         self.posted.clear();
         Ok(())

@@ -15,7 +15,15 @@ use topo::topology::{load, Source};
 
 /// The server directive that turns it on ([`crate::ServerOptions::topology`]).
 pub const INFO_KEY: &str = "rshm.topology";
-pub use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, XML_KEY};
+pub use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, PART, XML_KEY};
+// The topology's part is chosen outside gds: it must be none of gds's layers' parts
+// (gds/tests/parts.rs checks those among themselves).
+const _: () = {
+    use gds::part as p;
+    assert!(PART != p::DATA && PART != p::RESOURCES && PART != p::POSTED);
+    assert!(PART != p::POSTED_INDEX && PART != p::PSETS && PART != p::GROUPS);
+    assert!(PART < p::DATA_REPLICAS || (PART >= p::DATA_REPLICAS + 8 && PART < p::POSTED_RANKS));
+};
 /// The server directive that turns NUMA replicas on (with topology).
 pub const NUMA_INFO_KEY: &str = "rshm.numa";
 const CPUSET: &str = "pmix.cpuset";

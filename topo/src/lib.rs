@@ -36,8 +36,11 @@ pub use hwlocality;
 /// Where the store keeps what this crate makes (docs/topology.md): names shared by the server
 /// that writes them and the clients that read them.
 pub mod store {
-    /// Store name of the topology table (its part is `gds::part::TOPOLOGY`).
+    /// Store name of the topology table, published as part [`PART`].
     pub const NAMESPACE: &str = "rshm.topology";
+    /// The topology table's part (format.md section 5, `part`: chosen by the layer above the
+    /// store; server-shim's tests check it collides with none of `gds::part`).
+    pub const PART: u32 = 4;
     /// The topology table's hwloc v2 XML (a string), in the metadata realm.
     pub const XML_KEY: &str = "rshm.topology.xml";
     /// A namespace's relative-locality table (a byte object, [`crate::table`]), in the

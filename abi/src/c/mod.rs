@@ -47,13 +47,13 @@ pub const MAX_DEPTH: usize = 64;
 
 // The packed width of a `struct timeval` is the mirror's size.
 const _: () =
-    assert!(matches!(gds::packed::width(t::TIMEVAL), Some(w) if w == size_of::<timeval>()));
+    assert!(matches!(gds::packed_array::width(t::TIMEVAL), Some(w) if w == size_of::<timeval>()));
 
 /// The size of one element of a C array of `ty` (`pmix_data_array_t.array`): a fixed-width
-/// type's packed width (`gds::packed::width`, gds's table), else the size of its pointer or
+/// type's packed width (`gds::packed_array::width`, gds's table), else the size of its pointer or
 /// struct.
 pub fn elem_size(ty: u16) -> Option<usize> {
-    if let Some(w) = gds::packed::width(ty) {
+    if let Some(w) = gds::packed_array::width(ty) {
         return Some(w);
     }
     Some(match ty {

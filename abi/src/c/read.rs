@@ -4,7 +4,7 @@
 use core::ffi::c_char;
 use core::ptr;
 
-use gds::packed::{self, PackedArray};
+use gds::packed_array::{self as packed, PackedArray};
 use gds::value::{
     types as t, App, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, PData, Proc,
     ProcInfo, Query, RegAttr,

@@ -5,7 +5,7 @@ use core::ffi::c_char;
 use core::mem::size_of;
 use core::ptr;
 
-use gds::packed;
+use gds::packed_array as packed;
 use gds::value::{types as t, App, Coord, PData, Proc, Query, RegAttr};
 use gds::{ArchivedValue, Info, Value, ValueRef};
 

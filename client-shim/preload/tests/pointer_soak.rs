@@ -58,13 +58,22 @@ const STORE_GROWTH: usize = 4;
 /// allocator's slack.
 const RSS_GROWTH: u64 = 2 << 20;
 
-/// Build `librshm_preload.so` (the debug profile, as the other preload tests) and return its path.
+/// Build `librshm_preload.so` (the debug profile, as the other preload tests) with gds's test
+/// knobs (`RSHM_READER_RETIRE`) and return its path.
 fn preload_library() -> PathBuf {
     let root = pmixhost::repo_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let st = Command::new(cargo)
         .current_dir(&root)
-        .args(["build", "-q", "-p", "rshm-preload", "--lib"])
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "rshm-preload",
+            "--lib",
+            "--features",
+            "gds/test-knobs",
+        ])
         .status()
         .expect("cargo build");
     assert!(st.success(), "building the preload library failed");

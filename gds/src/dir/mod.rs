@@ -84,8 +84,10 @@ impl StoreDir {
             let owner_uid = rustix::fs::fstat(&fd)
                 .map_err(errno("stat store directory"))?
                 .st_uid;
-            let lock = liveness::create_and_hold(&fd)?;
+            // Access first: it removes the default ACL the directory may have inherited, which
+            // the lock file would otherwise inherit (it never has an ACL: format.md section 1).
             own.apply(&fd, true, owner_uid)?;
+            let lock = liveness::create_and_hold(&fd)?;
             let id = access::write_store_id(&fd, own, owner_uid)?;
             Ok((owner_uid, lock, id))
         })();
@@ -160,8 +162,8 @@ impl StoreDir {
     }
 
     /// Create the file `name` as [`StoreDir::create_file`] does, `len` bytes long but sparse
-    /// (`ftruncate`, nothing reserved): a pack, written only with `pwrite`, which reports a
-    /// full filesystem as an error, and mapped only where it was written.
+    /// (`ftruncate`, nothing reserved): a pack, written through its mapping only where it
+    /// reserved space first (`fallocate`, 256 KiB at a time: format.md section 10).
     pub fn create_sparse_file(&self, name: &str, len: u64, own: Ownership) -> Result<OwnedFd> {
         self.create_at(name, len, own, false)
     }

@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 /// An explicit store base directory, used as given (`choose_base_dir`).
 pub const ENV_DIR: &str = "RSHM_DIR";
 
-/// The PMIx server's temporary directory, taken when it is a tmpfs.
-const ENV_SERVER_TMPDIR: &str = "PMIX_SERVER_TMPDIR";
+use crate::ENV_SERVER_TMPDIR;
 
 /// `statfs`'s `f_type` of a tmpfs (linux/magic.h).
 const TMPFS_MAGIC: u32 = 0x0102_1994;

@@ -7,9 +7,10 @@
 
 #![forbid(unsafe_code)]
 
+use super::columns::NODEID_COLUMN;
 use super::keys;
 use super::node_names;
-use crate::layout::{Realm, NODEID_COLUMN};
+use crate::layout::Realm;
 use crate::table::TableView;
 use crate::valueref::ValueRef;
 

@@ -83,9 +83,9 @@ pub const HEADER_LEN: usize = size_of::<Header>();
 /// Offset of the anchor's atomic `root_at` word (format.md section 4).
 pub const ROOT_AT_OFF: usize = 64;
 const _: () = assert!(ROOT_AT_OFF == HEADER_LEN && ROOT_AT_OFF.is_multiple_of(8));
-/// Offset of the anchor's atomic `posted_withdrawn` word (format.md section 4).
-pub const POSTED_WITHDRAWN_OFF: usize = 72;
-const _: () = assert!(POSTED_WITHDRAWN_OFF == ROOT_AT_OFF + 8);
+/// Offset of the anchor's atomic `withdrawn` mask (format.md section 4).
+pub const WITHDRAWN_OFF: usize = 72;
+const _: () = assert!(WITHDRAWN_OFF == ROOT_AT_OFF + 8);
 
 /// Bit 63 of a place (format.md section 10): the segment is embedded in a pack.
 pub const PLACE_PACKED: u64 = 1 << 63;
@@ -277,55 +277,19 @@ pub const fn class_defined(class: u16) -> bool {
     Realm::from_class_id(class, 0).is_some()
 }
 
-/// The proc columns of format.md section 6 ("Proc columns"), in column order.
-pub const COLUMNS: [Column; 6] = [
-    Column {
-        key: "pmix.lrank",
-        kind: ColumnKind::Uint16,
-    },
-    Column {
-        key: "pmix.nrank",
-        kind: ColumnKind::Uint16,
-    },
-    Column {
-        key: "pmix.nodeid",
-        kind: ColumnKind::Uint32,
-    },
-    Column {
-        key: "pmix.appnum",
-        kind: ColumnKind::Uint32,
-    },
-    Column {
-        key: "pmix.apprank",
-        kind: ColumnKind::ProcRank,
-    },
-    Column {
-        key: "pmix.grank",
-        kind: ColumnKind::ProcRank,
-    },
+/// The kinds of the proc columns of format.md section 6 ("Proc columns"), in column order:
+/// column `c` is bit `c` of a table's `column_mask`. Which key each column holds is the job
+/// data layer's (`jobdata::columns`); the table code maps keys to columns with that list.
+pub const COLUMN_KINDS: [ColumnKind; 6] = [
+    ColumnKind::Uint16,
+    ColumnKind::Uint16,
+    ColumnKind::Uint32,
+    ColumnKind::Uint32,
+    ColumnKind::ProcRank,
+    ColumnKind::ProcRank,
 ];
 
-/// The column of PMIX_NODEID in [`COLUMNS`]: a rank's node, which node-realm answers for a
-/// rank (its hostname, above all) start from.
-pub const NODEID_COLUMN: usize = 2;
-const _: () = {
-    let (a, b) = (COLUMNS[NODEID_COLUMN].key.as_bytes(), b"pmix.nodeid");
-    assert!(a.len() == b.len());
-    let mut i = 0;
-    while i < a.len() {
-        assert!(a[i] == b[i]);
-        i += 1;
-    }
-};
-
-/// One proc column: its key and value type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Column {
-    pub key: &'static str,
-    pub kind: ColumnKind,
-}
-
-/// The PMIx type (and so width and absent pattern) of a proc column.
+/// The value type (and so width and absent pattern) of a proc column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnKind {
     /// PMIX_UINT16, 2 bytes, absent 0xFFFF.

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
+use super::part;
 use super::{get, rank_part, undef_rank, Scope};
 use crate::error::{Error, Result};
 use crate::jobdata::TargetRank;
-use crate::part;
 use crate::reader::{Pin, Reader};
 use crate::table::TableView;
 use crate::valueref::ValueRef;
@@ -17,8 +17,8 @@ use crate::valueref::ValueRef;
 /// any scope; the base table for the others. `PMIX_RANK_UNDEF` is first resolved to the key's
 /// poster by the index table (or, for a namespace published as one table, by that table's own
 /// index). `StoreRemoved` once the writer withdrew the store's posted data for good
-/// (`Writer::withdraw_posted_for_good`). `local(rank)` tells whether a rank is on the requester's node. Returns the value
-/// and the table that holds it.
+/// ([`super::withdraw_for_good`]). `local(rank)` tells whether a rank is on the requester's
+/// node. Returns the value and the table that holds it.
 pub fn find<'p>(
     reader: &'p Reader,
     pin: &'p Pin<'_>,
@@ -29,7 +29,7 @@ pub fn find<'p>(
     data_scope: Option<Scope>,
 ) -> Result<(ValueRef<'p>, &'p Arc<TableView>)> {
     // Posted data the writer could no longer publish nor withdraw (R5): none is answered.
-    if reader.posted_withdrawn() {
+    if super::withdrawn(reader) {
         return Err(Error::StoreRemoved);
     }
     let rank = match target {

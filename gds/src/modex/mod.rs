@@ -19,10 +19,39 @@ mod parts;
 mod posted;
 mod rank_sizes;
 mod readback;
-#[cfg(test)]
-mod small_commit_tests;
 
 pub use batch::FenceBatch;
+
+/// Table parts of posted data (format.md section 5, `part`: parts are u32 chosen by the
+/// layers above the store; `gds::part` lists every layer's). Posted tables are put as
+/// packable (`Transaction::put_table_packable`).
+pub mod part {
+    /// Data posted by the namespace's processes: fences, and commits once merged.
+    pub const POSTED: u32 = 2;
+    /// The RANK_UNDEF index of the namespace's posted keys ([`super::PostedParts`]).
+    pub const POSTED_INDEX: u32 = 3;
+    /// Part of rank 0's own posted table: rank `r`'s is `POSTED_RANKS + r` (`rank_part`),
+    /// holding what `r` committed since its values were last merged into `POSTED`.
+    pub const POSTED_RANKS: u32 = 16;
+}
+
+/// The withdrawal class of posted data: the bit of the anchor's `withdrawn` mask
+/// (format.md section 4) that [`withdraw_for_good`] sets.
+pub const WITHDRAWN_CLASS: u64 = 1;
+
+/// Withdraw every posted value of the store for good (protocol step P6 with
+/// [`WITHDRAWN_CLASS`]): readers stop answering posted data from it ([`find`] reports
+/// `StoreRemoved` and its callers ask elsewhere), while job data stays readable. For when
+/// posted data can be neither published nor withdrawn by a commit (the store directory
+/// removed, a full filesystem): writes no file.
+pub fn withdraw_for_good(writer: &mut crate::writer::Writer) -> crate::Result<()> {
+    writer.withdraw(WITHDRAWN_CLASS)
+}
+
+/// Whether the store's posted data was withdrawn for good ([`withdraw_for_good`], R5).
+pub fn withdrawn(reader: &crate::reader::Reader) -> bool {
+    reader.withdrawn() & WITHDRAWN_CLASS != 0
+}
 pub use commit::Commit;
 pub use find::find;
 pub use parts::{PostedParts, SmallCommit, Staged};
@@ -104,7 +133,7 @@ pub fn rank_part(rank: u32) -> Option<u32> {
     if rank >= RANK_VALID {
         return None;
     }
-    rank.checked_add(crate::part::POSTED_RANKS)
+    rank.checked_add(part::POSTED_RANKS)
 }
 
 /// Prefix of the RANK_UNDEF index: `rshm.undef:<key>` → the rank that posted the key.

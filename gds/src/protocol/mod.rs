@@ -42,20 +42,21 @@ pub fn publish_root(root_gen: &AtomicU64, gen: u64) {
     root_gen.store(gen, Ordering::Release);
 }
 
-/// P6 (writer): withdraw every posted value of the store, for good (`posted_withdrawn` = 1):
-/// for when posted data can be neither published nor withdrawn table by table (the store's
-/// directory removed, a full filesystem), so that readers stop answering older values.
+/// P6 (writer): withdraw data classes for good: store `mask`, every class bit withdrawn so
+/// far (the writer's private copy: bits are only added), in the anchor's `withdrawn` word.
+/// For when tables can be neither published nor removed by a commit (the store's directory
+/// removed, a full filesystem), so that readers stop answering older values of those classes.
 #[inline]
-pub fn withdraw_posted(posted_withdrawn: &AtomicU64) {
-    posted_withdrawn.store(1, Ordering::Release);
+pub fn withdraw(withdrawn: &AtomicU64, mask: u64) {
+    withdrawn.store(mask, Ordering::Release);
 }
 
-/// R5 (reader): whether the store's posted data was withdrawn (P6). Pairs with P6.
+/// R5 (reader): the mask of data classes withdrawn for good (P6). Pairs with P6.
 #[inline]
-pub fn posted_withdrawn(posted_withdrawn: &AtomicU64) -> bool {
-    let withdrawn = posted_withdrawn.load(Ordering::Relaxed) != 0;
+pub fn withdrawn(withdrawn: &AtomicU64) -> u64 {
+    let mask = withdrawn.load(Ordering::Relaxed);
     fence(Ordering::Acquire);
-    withdrawn
+    mask
 }
 
 /// R1 (reader): the current root generation (0: nothing published yet). Pairs with P4

@@ -21,6 +21,16 @@ use crate::valueref::ValueRef;
 use crate::writer::Transaction;
 
 pub use index::{IndexView, Member, Run};
+
+/// Table parts of process sets and groups (format.md section 5, `part`: parts are u32
+/// chosen by the layers above the store; `gds::part` lists every layer's).
+pub mod part {
+    /// The process sets, under the store name [`super::NAMESPACE`].
+    pub const PSETS: u32 = 5;
+    /// The process groups ([`super::groups`]): the group index under the store name
+    /// `rshm.groups`, and each group's own table under its group id.
+    pub const GROUPS: u32 = 6;
+}
 pub use layers::Sets;
 
 /// The store name of the process-set table. Published as part [`crate::part::PSETS`], so it

@@ -201,7 +201,9 @@ impl RwMap {
             usize::try_from(len).map_err(|_| Error::InvalidArgument("segment too large".into()))?;
         // SAFETY: only the store's single writer maps its files writable, and it only writes
         // bytes no reader can see yet (unpublished) or words it accesses atomically; the file was
-        // sized (fallocate) to at least `len` before mapping, so no access faults past EOF.
+        // sized to at least `len` before mapping (a segment file reserved whole with fallocate;
+        // a pack sized with ftruncate, and written only where it reserved space first), so no
+        // access faults past EOF or on space the filesystem cannot back.
         let mut map = unsafe { MmapOptions::new().len(len).map_mut(&fd.as_fd()) }
             .map_err(|e| Error::io("mmap segment for writing", e))?;
         let base = NonNull::new(map.as_mut_ptr()).ok_or(Error::Corrupt("null mapping"))?;

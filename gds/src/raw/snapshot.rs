@@ -92,6 +92,8 @@ impl<T: Send + Sync + 'static> SnapshotCell<T> {
     /// C1 without the retirement: publish `value` and never free the snapshot it replaces, nor
     /// what that snapshot keeps mapped. A leak on purpose, for `RSHM_READER_RETIRE=off` only
     /// (docs/testing.md): it shows that the tests bounding what a reader keeps mapped can fail.
+    /// Only with the `test-knobs` feature.
+    #[cfg(feature = "test-knobs")]
     pub fn replace_leaking(&self, value: T, guard: &CellGuard) {
         self.check(guard);
         // The old pointer is dropped as a `Shared`, which frees nothing.

@@ -10,8 +10,9 @@ use super::arena::Arena;
 use super::bulk::{value_in, BulkEntry, DEAD, LOC_BITS};
 use super::check_key;
 use crate::error::{try_vec, Error, Result};
-use crate::layout::{fmix64, ColumnKind, Realm, COLUMNS, ENTRY_RAW_BYTES, MAX_KEYS};
+use crate::layout::{fmix64, ColumnKind, Realm, COLUMN_KINDS, ENTRY_RAW_BYTES, MAX_KEYS};
 use crate::value::Value;
+use crate::COLUMN_KEYS;
 
 /// An entry's identity in the builder: (class, id, builder key id).
 pub(super) type EntryKey = (u16, u32, u32);
@@ -71,17 +72,17 @@ pub struct TableBuilder {
     /// Ranks covered by proc columns (0: none).
     pub(super) ranks: u32,
     /// Proc columns (format.md "Proc columns"), allocated on first use; all-ones = absent.
-    pub(super) columns: [Option<Vec<u32>>; COLUMNS.len()],
+    pub(super) columns: [Option<Vec<u32>>; COLUMN_KINDS.len()],
     /// Whether a column's key was ever stored as an entry of a proc (so a column insert must
     /// evict it); false in the common case, which keeps column inserts free of hashing.
-    pub(super) column_key_in_entries: [bool; COLUMNS.len()],
-    /// [`TableBuilder::block_columns_above`]; `None`: [`column_blocks::PLAIN_UP_TO`](crate::column_blocks::PLAIN_UP_TO).
+    pub(super) column_key_in_entries: [bool; COLUMN_KINDS.len()],
+    /// [`TableBuilder::block_columns_above`]; `None`: [`column_blocks::PLAIN_UP_TO`](super::column_blocks::PLAIN_UP_TO).
     pub(super) plain_columns_up_to: Option<usize>,
 }
 
 /// The column of `key`, if it has one.
 pub(super) fn column_of(key: &str) -> Option<usize> {
-    COLUMNS.iter().position(|c| c.key == key)
+    COLUMN_KEYS.iter().position(|&k| k == key)
 }
 
 /// The column value of `value` if its type is the column's and it is not the absent pattern.
@@ -139,7 +140,7 @@ impl TableBuilder {
     pub(crate) fn take_columns(
         &mut self,
         allocate: bool,
-    ) -> Result<([Vec<u32>; COLUMNS.len()], u32)> {
+    ) -> Result<([Vec<u32>; COLUMN_KINDS.len()], u32)> {
         let ranks = if allocate { self.ranks as usize } else { 0 };
         // `vec![0; n]` is a calloc, whose pages the filling threads fault in, but it aborts
         // when the memory cannot be had: asked for fallibly first, then given back.
@@ -160,7 +161,7 @@ impl TableBuilder {
     /// The columns [`TableBuilder::take_columns`] took (inverted), those in `keep` kept (the
     /// others are all-absent). Their values are proc values stored without an entry's
     /// eviction: the caller stored none of these keys as entries of a proc meanwhile.
-    pub(crate) fn put_columns(&mut self, cols: [Vec<u32>; COLUMNS.len()], keep: u32) {
+    pub(crate) fn put_columns(&mut self, cols: [Vec<u32>; COLUMN_KINDS.len()], keep: u32) {
         for (c, mut col) in cols.into_iter().enumerate() {
             debug_assert!(self.columns[c].is_none());
             if keep & (1 << c) != 0 {
@@ -194,7 +195,7 @@ impl TableBuilder {
     pub fn insert(&mut self, realm: Realm, key: &str, value: &Value) -> Result<()> {
         if let (Realm::Proc(r), Some(c)) = (realm, column_of(key)) {
             if r < self.ranks {
-                match column_value(COLUMNS[c].kind, value) {
+                match column_value(COLUMN_KINDS[c], value) {
                     Some(v) => {
                         self.set_column(c, r, v);
                         return Ok(());
@@ -228,7 +229,7 @@ impl TableBuilder {
     /// a registration's derived per-rank values, a million at a time.
     #[inline]
     pub(crate) fn insert_column(&mut self, c: usize, rank: u32, v: u32) -> Result<()> {
-        let kind = COLUMNS[c].kind;
+        let kind = COLUMN_KINDS[c];
         let absent = match kind {
             ColumnKind::Uint16 => u16::MAX as u32,
             ColumnKind::Uint32 | ColumnKind::ProcRank => u32::MAX,
@@ -239,12 +240,12 @@ impl TableBuilder {
         }
         let value = match kind {
             ColumnKind::Uint16 => Value::Uint16(u16::try_from(v).map_err(|_| {
-                Error::InvalidArgument(format!("{} does not fit a uint16", COLUMNS[c].key))
+                Error::InvalidArgument(format!("{} does not fit a uint16", COLUMN_KEYS[c]))
             })?),
             ColumnKind::Uint32 => Value::Uint32(v),
             ColumnKind::ProcRank => Value::ProcRank(v),
         };
-        self.insert(Realm::Proc(rank), COLUMNS[c].key, &value)
+        self.insert(Realm::Proc(rank), COLUMN_KEYS[c], &value)
     }
 
     /// [`TableBuilder::insert`] of (`Realm::Proc(rank)`, the key of column `c`, a value of the
@@ -256,7 +257,7 @@ impl TableBuilder {
         let ranks = self.ranks as usize;
         self.columns[c].get_or_insert_with(|| vec![u32::MAX; ranks])[rank as usize] = v;
         if self.column_key_in_entries[c] {
-            self.remove_entry(Realm::Proc(rank), COLUMNS[c].key);
+            self.remove_entry(Realm::Proc(rank), COLUMN_KEYS[c]);
         }
     }
 

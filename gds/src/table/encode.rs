@@ -5,14 +5,15 @@
 use super::arena::Arena;
 use super::builder::TableBuilder;
 use super::bulk::{merge_by, packed, value_in, BulkEntry, DEAD, LOC_BITS, LOC_MASK};
+use super::column_blocks::{self, Blocked};
 use crate::bytes::{Encoder, Sink};
-use crate::column_blocks::{self, Blocked};
 use crate::error::{Error, Result};
 use crate::layout::{
-    entry_hash, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, TableHeader, COLUMNS,
+    entry_hash, key_hash, slots_for, ColumnKind, Entry, KeyEntry, Kind, TableHeader, COLUMN_KINDS,
     HEADER_LEN, REGION_ALIGN, VALUE_ALIGN,
 };
 use crate::segment::encode_header;
+use crate::COLUMN_KEYS;
 
 impl TableBuilder {
     /// Plan the segment: which keys and entries, in which order, at which offsets.
@@ -36,9 +37,9 @@ impl TableBuilder {
             .filter(|&k| seen[k])
             .map(|k| &*self.keys[k])
             .collect();
-        for (c, col) in COLUMNS.iter().enumerate() {
+        for (c, key) in COLUMN_KEYS.iter().enumerate() {
             if self.columns[c].is_some() {
-                names.push(col.key);
+                names.push(key);
             }
         }
         names.sort_unstable();
@@ -68,11 +69,11 @@ impl TableBuilder {
         let mut end = r.columns_off;
         let mut column_mask = 0u32;
         let mut column_blocks = 0u32;
-        let blocked: [Option<Blocked>; COLUMNS.len()] = std::array::from_fn(|c| {
+        let blocked: [Option<Blocked>; COLUMN_KINDS.len()] = std::array::from_fn(|c| {
             let up_to = self
                 .plain_columns_up_to
                 .unwrap_or(column_blocks::PLAIN_UP_TO);
-            Blocked::plan(self.columns[c].as_deref()?, COLUMNS[c].kind, up_to)
+            Blocked::plan(self.columns[c].as_deref()?, COLUMN_KINDS[c], up_to)
         });
         for (c, col) in self.columns.iter().enumerate() {
             if col.is_some() {
@@ -82,7 +83,7 @@ impl TableBuilder {
                         column_blocks |= 1 << c;
                         b.len()
                     }
-                    None => self.ranks as usize * COLUMNS[c].kind.width(),
+                    None => self.ranks as usize * COLUMN_KINDS[c].width(),
                 };
                 end = align(end) + len;
             }
@@ -142,7 +143,7 @@ pub(crate) struct SegmentPlan<'a> {
     column_mask: u32,
     /// Bit `c`: column `c` is stored in blocks (`blocked[c]`).
     column_blocks: u32,
-    blocked: [Option<Blocked>; COLUMNS.len()],
+    blocked: [Option<Blocked>; COLUMN_KINDS.len()],
     values_off: usize,
     total: usize,
 }
@@ -461,13 +462,13 @@ impl SegmentPlan<'_> {
             let Some(col) = col else { continue };
             off = off.next_multiple_of(REGION_ALIGN);
             if let Some(blocked) = &self.blocked[c] {
-                blocked.write(col, COLUMNS[c].kind, out, off)?;
+                blocked.write(col, COLUMN_KINDS[c], out, off)?;
                 off += blocked.len();
                 continue;
             }
             for part in col.chunks(COLUMN_CHUNK) {
                 buf.clear();
-                match COLUMNS[c].kind {
+                match COLUMN_KINDS[c] {
                     ColumnKind::Uint16 => part
                         .iter()
                         .for_each(|&v| buf.extend_from_slice(&(v as u16).to_ne_bytes())),

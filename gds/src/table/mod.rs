@@ -23,6 +23,7 @@
 mod arena;
 mod builder;
 pub(crate) mod bulk;
+mod column_blocks;
 mod encode;
 mod short_keys;
 pub(crate) mod small;

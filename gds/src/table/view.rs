@@ -16,16 +16,17 @@
 use std::any::{Any, TypeId};
 use std::sync::{Arc, OnceLock};
 
+use super::column_blocks::{self, BlockedAt};
 use super::short_keys::ShortKeys;
 use crate::bytes::{same_bytes, slice_at, u16_at, u32_at, u64_at};
-use crate::column_blocks::{self, BlockedAt};
 use crate::error::{Error, Result};
 use crate::layout::{
-    class_defined, entry_hash, key_hash, ColumnKind, Entry, KeyEntry, Realm, TableHeader, COLUMNS,
-    HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN,
+    class_defined, entry_hash, key_hash, ColumnKind, Entry, KeyEntry, Realm, TableHeader,
+    COLUMN_KINDS, HEADER_LEN, MAX_KEYS, MAX_KEY_LEN, REGION_ALIGN,
 };
 use crate::raw::{RoMap, ValidatedValues};
 use crate::valueref::ValueRef;
+use crate::COLUMN_KEYS;
 
 /// [`TableView::node_dense`] of one key from the (node id, entry index) of its node entries:
 /// a dense array when the largest node id is below 4 x its node entries + 64 (node ids are
@@ -80,7 +81,7 @@ pub struct TableView {
     values: ValidatedValues,
     h: TableHeader,
     /// Per column, when present: where it lies.
-    columns: [Option<ColumnAt>; COLUMNS.len()],
+    columns: [Option<ColumnAt>; COLUMN_KINDS.len()],
     /// Per key id, what the reader learnt about it while validating (process-local, built
     /// once at map time; the shared bytes are never written): lets a get skip the entry index
     /// for the job realm and for realms the key has no entry in.
@@ -240,7 +241,7 @@ impl TableView {
         let mut view = TableView {
             values,
             h,
-            columns: [None; COLUMNS.len()],
+            columns: [None; COLUMN_KINDS.len()],
             keys,
             node_dense,
             short: ShortKeys::default(),
@@ -250,21 +251,21 @@ impl TableView {
         // Every key string was checked in bounds above.
         view.short =
             ShortKeys::build((0..h.key_count).filter_map(|kid| Some((kid, view.key_str(kid)?))));
-        if h.column_mask >> COLUMNS.len() != 0 || h.column_blocks & !h.column_mask != 0 {
+        if h.column_mask >> COLUMN_KINDS.len() != 0 || h.column_blocks & !h.column_mask != 0 {
             return Err(Error::Corrupt("unknown proc column"));
         }
         if h.column_mask != 0 && !h.columns_off.is_multiple_of(REGION_ALIGN as u64) {
             return Err(Error::Corrupt("proc columns not aligned"));
         }
         let mut off = h.columns_off;
-        for (c, col) in COLUMNS.iter().enumerate() {
+        for (c, kind) in COLUMN_KINDS.iter().enumerate() {
             if h.column_mask & (1 << c) == 0 {
                 continue;
             }
             off = off
                 .checked_next_multiple_of(REGION_ALIGN as u64)
                 .ok_or_else(corrupt("proc columns"))?;
-            let width = col.kind.width();
+            let width = kind.width();
             let (blocked, len) = if h.column_blocks & (1 << c) != 0 {
                 let (at, len) =
                     column_blocks::validate(view.bytes(), off as usize, h.rank_count, width)
@@ -277,7 +278,7 @@ impl TableView {
                 (None, len)
             };
             let kid = view
-                .key_id(col.key.as_bytes())
+                .key_id(COLUMN_KEYS[c].as_bytes())
                 .ok_or_else(corrupt("proc column key"))?;
             view.columns[c] = Some(ColumnAt {
                 kid,
@@ -308,7 +309,7 @@ impl TableView {
         }
         let col = *self.columns.get(c)?.as_ref()?;
         let b = self.bytes();
-        let kind = COLUMNS[c].kind;
+        let kind = COLUMN_KINDS[c];
         let raw = match (col.blocked, kind) {
             (Some(at), kind) => column_blocks::value_at(b, at, rank, kind.width())?,
             (None, ColumnKind::Uint16) => u16_at(b, col.off + rank as usize * 2)?.into(),
@@ -555,8 +556,9 @@ impl TableView {
 
     /// The table's proc columns, in column order, and how each is stored.
     pub fn column_shapes(&self) -> impl Iterator<Item = ColumnShape> + '_ {
-        COLUMNS.iter().zip(&self.columns).filter_map(|(col, at)| {
-            let width = col.kind.width();
+        let keys = COLUMN_KEYS.iter().zip(COLUMN_KINDS);
+        keys.zip(&self.columns).filter_map(|((&key, kind), at)| {
+            let width = kind.width();
             let ranks = self.h.rank_count;
             let (bytes, blocks) = match at.as_ref()?.blocked {
                 Some(b) => {
@@ -567,7 +569,7 @@ impl TableView {
                 None => (ranks as usize * width, None),
             };
             Some(ColumnShape {
-                key: col.key,
+                key,
                 width,
                 bytes,
                 blocks,

@@ -1,7 +1,7 @@
 //! The store's single writer (in the PMIx server process).
 //!
 //! Changes are grouped in a [`Transaction`]: its tables are written to new files, or appended
-//! to the current pack (small posted tables), where nothing references them yet, and `commit`
+//! to the current pack (small tables put as packable), where nothing references them yet, and `commit`
 //! appends a root naming them to the pack and publishes it (docs/protocol.md P1–P5). A
 //! transaction dropped without commit removes its files and rewinds the pack.
 
@@ -14,9 +14,8 @@ use std::sync::Arc;
 use crate::bytes::Encoder;
 use crate::dir::{default_base_dir, fresh_store_name, sweep_dead_stores, Ownership, StoreDir};
 use crate::error::{Error, Result};
-use crate::layout::{key_hash, place_in_pack, Kind, ANCHOR_LEN, POSTED_WITHDRAWN_OFF};
+use crate::layout::{key_hash, place_in_pack, Kind, ANCHOR_LEN, WITHDRAWN_OFF};
 use crate::pack::Pack;
-use crate::part;
 use crate::protocol;
 use crate::raw::{RoMap, RwMap};
 use crate::segment::{self, table_name, ANCHOR_NAME};
@@ -26,14 +25,9 @@ mod transaction;
 
 pub use transaction::Transaction;
 
-/// Posted tables up to this size are appended to the pack; larger ones, and every other table
-/// (job data, resources), are files of their own (a pack's rotation copies what it holds).
+/// Tables put as packable up to this size are appended to the pack; larger ones, and every
+/// table put with `put_table`, are files of their own (a pack's rotation copies what it holds).
 pub(crate) const PACK_TABLE_MAX: usize = 256 << 10;
-
-/// Whether `part` holds posted data (format.md section 5: parts 2, 3 and 16 + r).
-fn is_posted(part: u32) -> bool {
-    part == part::POSTED || part == part::POSTED_INDEX || part >= part::POSTED_RANKS
-}
 
 /// Stale files at least this large have their pages freed on a helper thread (P5).
 const REAP_ASIDE_BYTES: u64 = 8 << 20;
@@ -81,6 +75,8 @@ pub struct Writer {
     tables: BTreeMap<TableKey, Published>,
     nsids: HashMap<Name, u32>,
     next_nsid: u32,
+    /// Private copy of the anchor's `withdrawn` mask (never loaded back).
+    withdrawn: u64,
     stats: WriterStats,
 }
 
@@ -162,6 +158,7 @@ impl Writer {
             tables: BTreeMap::new(),
             nsids: HashMap::new(),
             next_nsid: 1,
+            withdrawn: 0,
             stats: WriterStats::default(),
         })
     }
@@ -221,16 +218,19 @@ impl Writer {
         Transaction::new(self)
     }
 
-    /// Withdraw every posted value of the store for good (P6): readers stop answering posted
-    /// data from it (they report `StoreRemoved` for it and their callers ask elsewhere), while
-    /// job data stays readable. For when posted data can be neither published nor withdrawn
-    /// by a commit (the store directory removed, a full filesystem): writes no file.
-    pub fn withdraw_posted_for_good(&mut self) -> Result<()> {
+    /// Withdraw the data classes of `classes` for good (P6): their bits are set in the
+    /// anchor's `withdrawn` mask (format.md section 4), which readers read with
+    /// [`Reader::withdrawn`](crate::Reader::withdrawn). The store gives the bits no meaning:
+    /// a layer above it chooses a bit for a class of its tables and stops answering them once
+    /// it is set. For when tables can be neither published nor removed by a commit (the store
+    /// directory removed, a full filesystem): writes no file. Bits are never cleared.
+    pub fn withdraw(&mut self, classes: u64) -> Result<()> {
         let word = self
             .anchor
-            .atomic_u64(POSTED_WITHDRAWN_OFF)
+            .atomic_u64(WITHDRAWN_OFF)
             .ok_or(Error::Corrupt("anchor"))?;
-        protocol::withdraw_posted(word);
+        self.withdrawn |= classes;
+        protocol::withdraw(word, self.withdrawn);
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use smallvec::SmallVec;
 
-use super::{is_posted, Name, Published, TableKey, Writer, PACK_TABLE_MAX, REAP_ASIDE_BYTES};
+use super::{Name, Published, TableKey, Writer, PACK_TABLE_MAX, REAP_ASIDE_BYTES};
 use crate::error::{Error, Result};
 use crate::layout::{key_hash, pack_place, MAX_NSPACE_LEN, ROOT_AT_OFF, STATE_OFF};
 use crate::pack::Pack;
@@ -59,16 +59,27 @@ impl<'w> Transaction<'w> {
         }
     }
 
-    /// Replace (or create) the table `part` of namespace `ns` with `table`. It is written now
-    /// (a file, or appended to the pack); nobody can see it before `commit`.
+    /// Replace (or create) the table `part` of namespace `ns` with `table`, in a file of its
+    /// own. It is written now; nobody can see it before `commit`. Parts are `u32`s the
+    /// layers above the store choose (format.md section 5); the store gives them no meaning.
     pub fn put_table(&mut self, ns: &str, part: u32, table: &TableBuilder) -> Result<()> {
+        self.put(ns, part, table, false)
+    }
+
+    /// [`put_table`](Self::put_table) for a small table that changes often: appended to the
+    /// current pack when it is at most 256 KiB (format.md section 10), else a file of its own.
+    pub fn put_table_packable(&mut self, ns: &str, part: u32, table: &TableBuilder) -> Result<()> {
+        self.put(ns, part, table, true)
+    }
+
+    fn put(&mut self, ns: &str, part: u32, table: &TableBuilder, packable: bool) -> Result<()> {
         let (nsid, gen) = self.begin_put(ns, part)?;
         // Planned first (every offset and the length), then encoded straight into the new file
         // or the pack: no buffer of the whole segment to build and copy; values go from the
         // builder's arenas to the file in one gathered write per run of them.
         let plan = table.plan()?;
         let len = plan.total_len();
-        let at = if is_posted(part) && len <= PACK_TABLE_MAX {
+        let at = if packable && len <= PACK_TABLE_MAX {
             // The plan skips padding (a fresh file is zeros): the pack's range is cleared
             // first, a rewound transaction may have left bytes there.
             self.append_table(len, |out| {
@@ -86,7 +97,7 @@ impl<'w> Transaction<'w> {
         Ok(())
     }
 
-    /// Replace (or create) posted table `part` of `ns` with a table of `len` bytes (at most
+    /// Replace (or create) table `part` of `ns` with a table of `len` bytes (at most
     /// [`PACK_TABLE_MAX`]) that `write` encodes, every byte of it, for the generation it is
     /// given: appended to the pack, with no builder (a commit's rank table,
     /// `table::small`).
@@ -97,8 +108,8 @@ impl<'w> Transaction<'w> {
         len: usize,
         write: impl FnOnce(&mut [u8], u64) -> Result<()>,
     ) -> Result<()> {
-        if !is_posted(part) || len > PACK_TABLE_MAX {
-            return Err(Error::InvalidArgument("not a small posted table".into()));
+        if len > PACK_TABLE_MAX {
+            return Err(Error::InvalidArgument("not a small table".into()));
         }
         let (nsid, gen) = self.begin_put(ns, part)?;
         let at = self.append_table(len, |out| write(out, gen))?;
@@ -328,7 +339,7 @@ impl<'w> Transaction<'w> {
                     puts = take_puts(&mut self);
                     bytes = self.encode_root(gen, &puts, &dropped)?;
                 }
-                // P1 + P2 for the root; its tables went through P1 + P2 in put_table (and room).
+                // P3: the root, then P2 on it; its tables went through P1 + P2 in put_table (and room).
                 let pack = self.writer.pack.as_mut().expect("room makes a pack");
                 let off = pack.append(bytes.len(), |_, out| {
                     out.copy_from_slice(&bytes);

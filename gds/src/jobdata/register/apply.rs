@@ -11,12 +11,12 @@ use super::read_ahead::{read_columns, Nodes, ProcRead, ReadAhead, READ_BLOCK};
 use super::scan::{check_rank, member, required_number, Place};
 use crate::error::Result;
 use crate::jobdata::keys::{self, default_realm, DefaultRealm};
-use crate::layout::{Realm, COLUMNS};
+use crate::layout::{Realm, COLUMN_KINDS};
 use crate::table::bulk::value_in;
 use crate::table::TableBuilder;
 
 /// A [`ProcRead::Columns`] row's column values stored (`u32::MAX`: not given).
-pub(super) fn set_row(t: &mut TableBuilder, rank: u32, cols: &[u32; COLUMNS.len()]) {
+pub(super) fn set_row(t: &mut TableBuilder, rank: u32, cols: &[u32; COLUMN_KINDS.len()]) {
     for (c, &v) in cols.iter().enumerate() {
         if v != u32::MAX {
             t.set_column(c, rank, v);

@@ -7,8 +7,9 @@ use std::sync::{Mutex, PoisonError};
 
 use super::input::{Ahead, RegInfo, PREFETCH_ARRAY, PREFETCH_ELEMS, PREFETCH_INFO};
 use crate::bytes::same_bytes;
+use crate::jobdata::columns::{COLUMN_KEYS, NODEID_COLUMN};
 use crate::jobdata::keys;
-use crate::layout::{Realm, COLUMNS, NODEID_COLUMN};
+use crate::layout::{Realm, COLUMN_KINDS};
 use crate::raw::shared_u32s;
 use crate::sync::{AtomicU32, Ordering};
 use crate::table::bulk::{append_stored, byte_order, last_wins, run_loc, BulkEntry, SortedRun};
@@ -99,7 +100,7 @@ pub(super) fn proc_key(key: &str) -> ProcKey {
     if same_bytes(k, keys::HOSTNAME.as_bytes()) {
         return ProcKey::Hostname;
     }
-    match COLUMNS.iter().position(|c| same_bytes(k, c.key.as_bytes())) {
+    match COLUMN_KEYS.iter().position(|c| same_bytes(k, c.as_bytes())) {
         Some(c) => ProcKey::Column(c),
         None => ProcKey::Other,
     }
@@ -129,7 +130,7 @@ pub(super) struct BlockReader<'x, 'a, I> {
     /// The elements of the array being read that become extras.
     scratch: &'x mut Vec<&'a I>,
     /// The proc columns, shared by the reading threads (each `ranks` long, values inverted).
-    cols: &'x [&'x [AtomicU32]; COLUMNS.len()],
+    cols: &'x [&'x [AtomicU32]; COLUMN_KINDS.len()],
     /// The columns this thread stored a value into.
     given: u32,
 }
@@ -206,8 +207,8 @@ pub(super) fn read_columns<'a, I: RegInfo>(
     nodes: &Nodes,
     ranks: u32,
     extras: &mut Vec<&'a I>,
-) -> Option<(u32, [u32; COLUMNS.len()])> {
-    let mut cols = [u32::MAX; COLUMNS.len()];
+) -> Option<(u32, [u32; COLUMN_KINDS.len()])> {
+    let mut cols = [u32::MAX; COLUMN_KINDS.len()];
     let (mut rank, mut node, mut host) = (None, None, None);
     for i in info.infos()? {
         match proc_key(i.key()) {
@@ -215,7 +216,7 @@ pub(super) fn read_columns<'a, I: RegInfo>(
             ProcKey::Rank if rank.is_none() => rank = Some(i.number()?),
             ProcKey::Hostname if host.is_none() => host = Some(i),
             ProcKey::Column(c) => {
-                let v = i.column(COLUMNS[c].kind)?;
+                let v = i.column(COLUMN_KINDS[c])?;
                 if c == NODEID_COLUMN && node.is_none() {
                     node = Some(v);
                 }
@@ -323,7 +324,7 @@ impl ReadAhead {
 pub(super) fn read_ahead<I: RegInfo, R>(
     procs: &[&I],
     nodes: &Nodes,
-    cols: &mut [Vec<u32>; COLUMNS.len()],
+    cols: &mut [Vec<u32>; COLUMN_KINDS.len()],
     ranks: u32,
     beside: impl FnOnce() -> R,
 ) -> (ReadAhead, R) {
