@@ -512,10 +512,11 @@ impl Registry {
     }
 
     /// Stage the publication of the changes since the last one: each chunk they touched
-    /// written again (or removed), and the chunk list. A change of one set touches one chunk,
-    /// two when it merges: its cost is bounded by [`CHUNK_SETS`], plus 4 bytes a chunk for the
-    /// list, whatever the number of sets. Then [`Registry::published`] once the transaction
-    /// committed, or [`Registry::rollback`].
+    /// written again (or removed), and the chunk list. A change of one set touches at most
+    /// three chunks (the one it leaves, a neighbour that one merges with, the last), so its
+    /// cost is bounded by 3 x [`CHUNK_SETS`] sets plus 4 bytes a chunk for the list, whatever
+    /// the number of sets. Then [`Registry::published`] once the transaction committed, or
+    /// [`Registry::rollback`].
     pub fn stage(&self, tx: &mut Transaction<'_>) -> Result<Staged> {
         let mut staged = Staged::default();
         for (&id, was) in &self.journal.before {
