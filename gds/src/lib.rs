@@ -120,7 +120,8 @@ pub mod part {
     pub const POSTED_INDEX: u32 = 3;
     /// The node topology (`topo`: hwloc XML), under its own store name.
     pub const TOPOLOGY: u32 = 4;
-    /// The process sets (`psets`), under the store name `rshm.psets`.
+    /// The process sets (`psets`): the chunk list under the store name `rshm.psets.list`, and
+    /// each chunk of sets under `rshm.psets.<id>`.
     pub const PSETS: u32 = 5;
     /// The process groups (`psets::groups`): the group index under the store name
     /// `rshm.groups`, and each group's own table under its group id.

@@ -592,3 +592,45 @@ fn a_rolled_back_change_leaves_the_sets_as_they_were() {
     });
     assert_chunked(&reg, "after the rollbacks");
 }
+
+/// The chunk list is read from a file anyone with write access to the store's directory could
+/// forge (format.md section 8): a list of another version, or whose ids do not fit, names no
+/// set; a chunk it names that is missing is left out; nothing panics or reads out of bounds.
+#[test]
+fn forged_chunk_list_answers_less() {
+    let (_d, mut w) = store();
+    let r = Reader::attach(w.path()).unwrap();
+    let mut tx = w.begin();
+    psets::stage_indexes(&mut tx, &[(0, defined().encode().unwrap())]).unwrap();
+    tx.commit().unwrap();
+    let good = psets::encode_list(&[0]).unwrap();
+    let mut cases: Vec<(Vec<u8>, usize)> = vec![
+        (good.clone(), 4),
+        (psets::encode_list(&[0, 7]).unwrap(), 4),
+        (psets::encode_list(&[7]).unwrap(), 0),
+        (psets::encode_list(&[]).unwrap(), 0),
+        (good[..good.len() - 1].to_vec(), 0),
+        (Vec::new(), 0),
+    ];
+    let mut v2 = good.clone();
+    v2[0] = 2;
+    cases.push((v2, 0));
+    let mut many = good.clone();
+    many[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+    cases.push((many, 0));
+    for (i, (bytes, sets)) in cases.into_iter().enumerate() {
+        let mut t = gds::TableBuilder::new();
+        t.insert(gds::Realm::Meta, psets::LIST_KEY, &Value::ByteObject(bytes))
+            .unwrap();
+        let mut tx = w.begin();
+        tx.put_table(psets::LIST_NAMESPACE, part::PSETS, &t)
+            .unwrap();
+        tx.commit().unwrap();
+        with_index(&r, |ix| {
+            assert_eq!(ix.len(), sets, "case {i}");
+            assert_eq!(ix.find("ice").is_some(), sets > 0, "case {i}");
+            let _ = names_of(ix, "job", 5);
+            let _ = psets::query(ix, psets::QUERY_PSET_NAMES, None);
+        });
+    }
+}
