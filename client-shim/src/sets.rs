@@ -58,14 +58,9 @@ pub struct SetQuery {
 }
 
 impl Client {
-    /// The sets of the pinned generation: the base table read with its delta table.
+    /// The sets of the pinned generation: the chunks its chunk list names.
     fn pset_index<'p>(&'p self, pin: &'p Pin<'_>) -> Option<Sets<'p>> {
-        let base = self.reader().table(pin, psets::NAMESPACE, part::PSETS).ok();
-        let delta = self
-            .reader()
-            .table(pin, psets::DELTA_NAMESPACE, part::PSETS)
-            .ok();
-        psets::sets_of_tables(base, delta)
+        psets::read(self.reader(), pin)
     }
 
     fn group_index<'p>(&'p self, pin: &'p Pin<'_>) -> Option<IndexView<'p>> {

@@ -9,7 +9,7 @@ use abi::types::status::*;
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
 use gds::psets::index::{self, Run, SetSpec};
 use gds::psets::{self, Registry};
-use gds::{part, Info, Realm, StoreOptions, TableBuilder, Value, Writer};
+use gds::{Info, StoreOptions, Value, Writer};
 
 // Links the library whose C exports are declared below.
 use rshm_client as _;
@@ -84,7 +84,7 @@ fn failed_gets_say_why() {
     .unwrap();
     let mut reg = Registry::new();
     reg.define("ocean", &[("job", 0), ("job", 1)]).unwrap();
-    let t = reg.table().unwrap();
+    let ocean = reg.encode().unwrap();
     // A set no define makes: 100M members (only a forged or foreign store holds one).
     let runs = [Run {
         ns: 0,
@@ -99,13 +99,8 @@ fn failed_gets_say_why() {
         }],
     )
     .unwrap();
-    let mut d = TableBuilder::new();
-    d.insert(Realm::Meta, psets::INDEX_KEY, &Value::ByteObject(huge))
-        .unwrap();
     let mut tx = w.begin();
-    tx.put_table(psets::NAMESPACE, part::PSETS, &t).unwrap();
-    tx.put_table(psets::DELTA_NAMESPACE, part::PSETS, &d)
-        .unwrap();
+    psets::stage_indexes(&mut tx, &[(0, ocean), (1, huge)]).unwrap();
     tx.commit().unwrap();
     let path = CString::new(w.path().to_str().unwrap()).unwrap();
     let me = proc_of("job", 0);

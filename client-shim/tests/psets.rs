@@ -10,7 +10,7 @@ use abi::types::RANK_WILDCARD as WILDCARD;
 use abi::types::{pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
 use gds::psets::{self, Registry};
 use gds::value::types::{DATA_ARRAY, PROC, SIZE, STRING};
-use gds::{part, StoreOptions, Writer};
+use gds::{StoreOptions, Writer};
 
 // Links the library whose C exports are declared below.
 use rshm_client as _;
@@ -140,11 +140,11 @@ fn query(keys: &[&str], pset: Option<&str>) -> (pmix_status_t, Vec<String>) {
     (st, out)
 }
 
-fn publish(w: &mut Writer, reg: &Registry) {
+fn publish(w: &mut Writer, reg: &mut Registry) {
     let mut tx = w.begin();
-    tx.put_table(psets::NAMESPACE, part::PSETS, &reg.table().unwrap())
-        .unwrap();
+    reg.stage(&mut tx).unwrap();
     tx.commit().unwrap();
+    reg.published();
 }
 
 #[test]
@@ -171,7 +171,7 @@ fn pset_gets_and_queries_through_the_c_abi() {
     let mut reg = Registry::new();
     reg.define("ocean", &[("job", 0), ("job", 1)]).unwrap();
     reg.define("ice", &[("job", 1), ("job", 2)]).unwrap();
-    publish(&mut w, &reg);
+    publish(&mut w, &mut reg);
 
     // 12.1 / v5.0 14.1.2: a process's sets, a set's members.
     assert_eq!(get("job", 1, psets::PSET_NAMES), Ok("a3:ocean,ice".into()));
@@ -216,7 +216,7 @@ fn pset_gets_and_queries_through_the_c_abi() {
 
     // 17.2.20: deleted, gone from the next answer.
     assert!(reg.delete("ocean"));
-    publish(&mut w, &reg);
+    publish(&mut w, &mut reg);
     assert_eq!(get("job", 1, psets::PSET_NAMES), Ok("a3:ice".into()));
     assert_eq!(get("job", 0, psets::PSET_NAMES), Err(PMIX_ERR_NOT_FOUND));
     assert_eq!(

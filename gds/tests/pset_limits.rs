@@ -7,7 +7,7 @@ mod common;
 
 use gds::psets::index::{self, Run, SetSpec};
 use gds::psets::{self, Registry, Sets};
-use gds::{part, Error, Realm, TableBuilder, Value};
+use gds::{Error, Value};
 
 const W: u32 = u32::MAX - 1;
 
@@ -130,16 +130,12 @@ fn a_member_answer_over_its_bound_is_an_error_not_an_allocation() {
     .unwrap();
     let base = common::base_dir();
     let mut w = gds::Writer::create(common::opts(base.path())).unwrap();
-    let mut t = TableBuilder::new();
-    t.insert(Realm::Meta, psets::INDEX_KEY, &Value::ByteObject(bytes))
-        .unwrap();
     let mut tx = w.begin();
-    tx.put_table(psets::NAMESPACE, part::PSETS, &t).unwrap();
+    psets::stage_indexes(&mut tx, &[(0, bytes)]).unwrap();
     tx.commit().unwrap();
     let r = gds::Reader::attach(w.path()).unwrap();
     let pin = r.pin();
-    let table = r.table(&pin, psets::NAMESPACE, part::PSETS).unwrap();
-    let sets = psets::sets_of_tables(Some(table), None).unwrap();
+    let sets = psets::read(&r, &pin).unwrap();
     let i = sets.find("huge").unwrap();
     assert_eq!(sets.member_count(i), 100_000_000);
     let e = psets::check_answer_size(&sets, i).unwrap_err();

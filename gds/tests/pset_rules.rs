@@ -12,11 +12,14 @@ use common::{store, Rng};
 
 const W: u32 = u32::MAX - 1;
 
-fn publish(w: &mut Writer, reg: &Registry) {
+/// Publish the changes since the last publication as a server does: the chunks they touched
+/// and the chunk list.
+fn publish(w: &mut Writer, reg: &mut Registry) -> psets::Staged {
     let mut tx = w.begin();
-    tx.put_table(psets::NAMESPACE, part::PSETS, &reg.table().unwrap())
-        .unwrap();
+    let staged = reg.stage(&mut tx).unwrap();
     tx.commit().unwrap();
+    reg.published();
+    staged
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -49,12 +52,10 @@ fn procs(v: &Value) -> Vec<(String, u32)> {
     }
 }
 
-/// The current generation's sets, as a reader reads them: the base table with its delta.
+/// The current generation's sets, as a reader reads them: the chunks its list names.
 fn with_index<T>(r: &Reader, f: impl FnOnce(&Sets<'_>) -> T) -> T {
     let pin = r.pin();
-    let base = r.table(&pin, psets::NAMESPACE, part::PSETS).ok();
-    let delta = r.table(&pin, psets::DELTA_NAMESPACE, part::PSETS).ok();
-    f(&psets::sets_of_tables(base, delta).expect("an index"))
+    f(&psets::read(r, &pin).expect("a chunk list"))
 }
 
 fn names_of(ix: &Sets<'_>, ns: &str, rank: u32) -> Vec<String> {
@@ -79,7 +80,7 @@ fn defined() -> Registry {
 #[test]
 fn pset_names_of_a_process_in_several_sets() {
     let (_d, mut w) = store();
-    publish(&mut w, &defined());
+    publish(&mut w, &mut defined());
     let r = Reader::attach(w.path()).unwrap();
     with_index(&r, |ix| {
         assert_eq!(names_of(ix, "job", 1), ["ocean", "mixed"]);
@@ -100,7 +101,7 @@ fn pset_names_of_a_process_in_several_sets() {
 #[test]
 fn pset_members_in_definition_order() {
     let (_d, mut w) = store();
-    publish(&mut w, &defined());
+    publish(&mut w, &mut defined());
     let r = Reader::attach(w.path()).unwrap();
     with_index(&r, |ix| {
         let i = ix.find("mixed").unwrap();
@@ -123,7 +124,7 @@ fn pset_members_in_definition_order() {
 #[test]
 fn pset_queries() {
     let (_d, mut w) = store();
-    publish(&mut w, &defined());
+    publish(&mut w, &mut defined());
     let r = Reader::attach(w.path()).unwrap();
     with_index(&r, |ix| {
         let q = |k, n| psets::query(ix, k, n);
@@ -147,7 +148,7 @@ fn pset_queries() {
     for n in ["ocean", "ice", "mixed", "everyone"] {
         assert!(reg.delete(n));
     }
-    publish(&mut w, &reg);
+    publish(&mut w, &mut reg);
     with_index(&r, |ix| {
         assert_eq!(
             psets::query(ix, psets::QUERY_NUM_PSETS, None).unwrap(),
@@ -167,17 +168,18 @@ fn pset_queries() {
 fn pset_deleted_while_a_reader_holds_the_old_generation() {
     let (_d, mut w) = store();
     let mut reg = defined();
-    publish(&mut w, &reg);
+    publish(&mut w, &mut reg);
     let r = Reader::attach(w.path()).unwrap();
     let pin = r.pin();
+    // Four sets: one chunk, the first.
     let old = r
-        .table_arc(&pin, psets::NAMESPACE, part::PSETS)
+        .table_arc(&pin, &psets::chunk_namespace(0), part::PSETS)
         .unwrap()
         .clone();
     drop(pin);
     assert!(reg.delete("ice"));
     assert!(!reg.delete("ice"), "a second delete finds nothing");
-    publish(&mut w, &reg);
+    publish(&mut w, &mut reg);
     // The held generation: still four sets, ice among them.
     let ix = Sets::single(psets::index_of(&old).unwrap());
     assert_eq!(ix.len(), 4);
@@ -372,36 +374,40 @@ fn pset_names_match_a_scan_of_the_members() {
     }
 }
 
-/// Publish the change just made as a server does: the delta table, or a merged base.
-fn publish_change(w: &mut Writer, reg: &mut Registry) -> bool {
-    let mut tx = w.begin();
-    let merged = reg.stage_change(&mut tx).unwrap();
-    tx.commit().unwrap();
-    if merged {
-        reg.merge();
+/// Chunks of `cap` sets at most, each but the last at least `cap / 4`.
+fn assert_chunked(reg: &Registry, at: &str) {
+    let lens = reg.chunk_lens();
+    let cap = reg.chunk_sets();
+    for (k, &n) in lens.iter().enumerate() {
+        assert!(n >= 1 && n <= cap, "{at}: chunk {k} of {n} sets ({lens:?})");
+        if k + 1 < lens.len() {
+            assert!(n >= cap / 4, "{at}: chunk {k} of {n} sets ({lens:?})");
+        }
     }
-    merged
+    assert_eq!(lens.iter().sum::<usize>(), reg.len(), "{at}");
 }
 
-/// 17.2.19-20 one at a time: sets defined, deleted and defined again one by one, published
-/// each time as the delta beside the base and now and then merged, read by a reader as the
-/// same sets in the same order as the host's own list, whatever side of a merge each change
-/// fell on.
+/// 17.2.19-20 one at a time: sets defined, deleted and defined again one by one over chunks of
+/// 8 sets (so chunks fill, empty, merge and split), each change published, read by a reader as
+/// the same sets in the same order as the host's own list.
 #[test]
-fn define_delete_redefine_one_at_a_time_across_merges() {
+fn define_delete_redefine_one_at_a_time_across_chunks() {
     let (_d, mut w) = store();
     let r = Reader::attach(w.path()).unwrap();
     let mut rng = Rng(0xde17a);
-    let mut reg = Registry::new();
+    let mut reg = Registry::with_chunk_sets(8);
     // The host's list: (name, members) in definition order.
     let mut model: Vec<(String, Vec<(&str, u32)>)> = Vec::new();
-    let mut merges = 0;
+    let mut most_chunks = 0;
     for step in 0..1500 {
         let name = format!("s{}", rng.below(300));
         if rng.below(4) == 0 {
             let had = model.iter().position(|(n, _)| *n == name);
-            let undo = reg.delete_undoable(&name);
-            assert_eq!(undo.is_some(), had.is_some(), "step {step}: delete {name}");
+            assert_eq!(
+                reg.delete(&name),
+                had.is_some(),
+                "step {step}: delete {name}"
+            );
             let Some(p) = had else { continue };
             model.remove(p);
         } else {
@@ -414,7 +420,9 @@ fn define_delete_redefine_one_at_a_time_across_merges() {
             model.retain(|(n, _)| *n != name);
             model.push((name, members));
         }
-        merges += usize::from(publish_change(&mut w, &mut reg));
+        publish(&mut w, &mut reg);
+        assert_chunked(&reg, &format!("step {step}"));
+        most_chunks = most_chunks.max(reg.chunk_lens().len());
         if step % 50 != 0 {
             continue;
         }
@@ -422,6 +430,7 @@ fn define_delete_redefine_one_at_a_time_across_merges() {
             let want: Vec<&str> = model.iter().map(|(n, _)| n.as_str()).collect();
             assert_eq!(psets::names(ix), want, "step {step}");
             assert_eq!(ix.len(), model.len());
+            assert_eq!(ix.chunks(), reg.chunk_lens().len());
             for (n, m) in &model {
                 let got: Vec<(&str, u32)> = ix
                     .members(ix.find(n).unwrap())
@@ -441,30 +450,39 @@ fn define_delete_redefine_one_at_a_time_across_merges() {
             }
         });
     }
-    assert!(merges >= 5, "{merges} merges: the test crosses several");
+    assert!(
+        most_chunks >= 20,
+        "{most_chunks} chunks: the test crosses many"
+    );
 }
 
-/// 17.2.20 under the delta: a set of the base deleted (and one of the delta) while a reader
-/// holds the old generation; the held generation answers as it did, the next one without them.
+/// 17.2.20 over chunks: sets of two chunks deleted while a reader holds the old generation;
+/// the held generation answers as it did, the next one without them.
 #[test]
-fn pset_deleted_from_the_delta_while_a_reader_holds_the_old_generation() {
+fn pset_deleted_from_a_chunk_while_a_reader_holds_the_old_generation() {
     let (_d, mut w) = store();
-    let mut reg = defined();
-    publish(&mut w, &reg);
-    reg.merge();
+    let mut reg = Registry::with_chunk_sets(4);
+    let ocean: Vec<(&str, u32)> = (0..4).map(|r| ("job", r)).collect();
+    reg.define("ocean", &ocean).unwrap();
+    reg.define("ice", &[("job", 4), ("job", 5), ("job", 6)])
+        .unwrap();
+    reg.define("mixed", &[("job", 5), ("job", 1), ("other", 0), ("job", 2)])
+        .unwrap();
+    reg.define("everyone", &[("other", W)]).unwrap();
     reg.define("late", &[("job", 5)]).unwrap();
-    assert!(!publish_change(&mut w, &mut reg), "a delta, not a merge");
+    publish(&mut w, &mut reg);
+    assert_eq!(reg.chunk_lens(), [4, 1]);
     let r = Reader::attach(w.path()).unwrap();
     let held = r.pin();
-    let base = r.table(&held, psets::NAMESPACE, part::PSETS).ok();
-    let delta = r.table(&held, psets::DELTA_NAMESPACE, part::PSETS).ok();
-    let old = psets::sets_of_tables(base, delta).unwrap();
+    let old = psets::read(&r, &held).unwrap();
     assert!(reg.delete("ice") && reg.delete("late"));
-    assert!(!publish_change(&mut w, &mut reg));
+    publish(&mut w, &mut reg);
     assert_eq!(old.len(), 5);
+    assert_eq!(old.chunks(), 2);
     assert_eq!(names_of(&old, "job", 5), ["ice", "mixed", "late"]);
     with_index(&r, |ix| {
         assert_eq!(ix.len(), 3);
+        assert_eq!(ix.chunks(), 1);
         assert!(ix.find("ice").is_none() && ix.find("late").is_none());
         assert_eq!(names_of(ix, "job", 5), ["mixed"]);
         assert_eq!(
@@ -474,53 +492,145 @@ fn pset_deleted_from_the_delta_while_a_reader_holds_the_old_generation() {
     });
 }
 
-/// A define costs the delta, not every set: 5 000 sets defined one by one leave the delta at
-/// most its bound (the square root of the base's sets, at least 64) and merge about once per
-/// bound's worth of defines.
+/// The work of a change is bounded by the sets it changes, not the sets that exist: into 1 000
+/// and into 30 000 sets (chunks of 64), each of 600 single defines, deletes and redefines
+/// rewrites at most three chunks (the chunk it leaves, a neighbour that chunk merges with, the
+/// last chunk it joins), so at most 3 x 64 sets, the same bound at both sizes; the chunk list
+/// names at most 4 S / 64 + 1 chunks. Counted by the registry (what it staged), not timed.
 #[test]
-fn a_define_rewrites_the_delta_not_the_base() {
-    let (_d, mut w) = store();
-    let mut reg = Registry::new();
-    let mut merges = 0;
-    for s in 0..5000u32 {
-        reg.define(&format!("set{s:05}"), &[("job", s), ("job", s + 1)])
-            .unwrap();
-        let mut tx = w.begin();
-        let merged = reg.stage_change(&mut tx).unwrap();
-        tx.commit().unwrap();
-        if merged {
-            reg.merge();
-            merges += 1;
-        } else {
-            assert!(reg.len() < 100 || !reg.needs_merge());
+fn a_change_rewrites_at_most_three_chunks_whatever_the_number_of_sets() {
+    const CAP: usize = 64;
+    for s in [1_000u32, 30_000] {
+        let (_d, mut w) = store();
+        let mut reg = Registry::with_chunk_sets(CAP);
+        let names: Vec<String> = (0..s).map(|i| format!("set{i}")).collect();
+        for (i, n) in names.iter().enumerate() {
+            reg.define(n, &[("job", i as u32)]).unwrap();
         }
+        let all = publish(&mut w, &mut reg);
+        assert_eq!(all.sets, s as usize, "one call: every set once");
+        assert_eq!(all.chunks, (s as usize).div_ceil(CAP));
+        let mut live = names.clone();
+        let mut rng = Rng(u64::from(s));
+        for step in 0..600u32 {
+            match step % 3 {
+                0 => {
+                    let name = format!("new{step}");
+                    reg.define(&name, &[("job", s + step)]).unwrap();
+                    live.push(name);
+                }
+                1 => {
+                    let name = live.swap_remove(rng.below(live.len()));
+                    assert!(reg.delete(&name));
+                }
+                _ => {
+                    let name = live.remove(rng.below(live.len()));
+                    reg.define(&name, &[("other", step)]).unwrap();
+                    live.push(name);
+                }
+            }
+            let staged = publish(&mut w, &mut reg);
+            assert!(
+                staged.chunks + staged.removed <= 3 && staged.sets <= 3 * CAP,
+                "S = {s}, step {step}: {staged:?}"
+            );
+            assert!(staged.list <= 4 * reg.len() / CAP + 1, "{staged:?}");
+        }
+        let r = Reader::attach(w.path()).unwrap();
+        with_index(&r, |ix| {
+            let mut got = psets::names(ix);
+            got.sort();
+            live.sort();
+            assert_eq!(got, live, "S = {s}");
+        });
     }
-    assert!(merges <= 5000 / psets::MIN_DELTA, "{merges} merges");
-    assert_eq!(reg.len(), 5000);
 }
 
-/// 17.2.19-20, "a failed call changes nothing": a define or delete whose publication failed is
-/// undone, leaving the sets (base, delta and their order) as they were.
+/// 17.2.19-20, "a failed call changes nothing": the defines and deletes since the last
+/// publication, rolled back (their publication failed), leave the sets, their chunks and
+/// their order as they were, across chunks filled, emptied, merged and split; the next
+/// publication writes the sets as the host then holds them.
 #[test]
-fn an_undone_define_or_delete_leaves_the_sets_as_they_were() {
-    let mut reg = defined();
-    reg.merge();
-    reg.define("late", &[("job", 7)]).unwrap();
-    // The registry as a whole: base, gone names and delta in order.
-    let before = (reg.encode().unwrap(), format!("{reg:?}"));
-    let undo = reg.define("ice", &[("job", 0)]).unwrap();
-    reg.undo(undo);
-    let undo = reg.define("late", &[("job", 1)]).unwrap();
-    reg.undo(undo);
-    let undo = reg.delete_undoable("ocean").unwrap();
-    reg.undo(undo);
-    let undo = reg.delete_undoable("late").unwrap();
-    reg.undo(undo);
-    assert!(reg.delete_undoable("nothing").is_none());
-    assert_eq!((reg.encode().unwrap(), format!("{reg:?}")), before);
-    let ix = Sets::single(IndexView::new(&before.0).unwrap());
-    assert_eq!(
-        psets::names(&ix),
-        ["ocean", "ice", "mixed", "everyone", "late"]
-    );
+fn a_rolled_back_change_leaves_the_sets_as_they_were() {
+    let (_d, mut w) = store();
+    let mut reg = Registry::with_chunk_sets(4);
+    for i in 0..14u32 {
+        reg.define(&format!("s{i}"), &[("job", i)]).unwrap();
+    }
+    publish(&mut w, &mut reg);
+    let before = (reg.encode().unwrap(), reg.chunk_lens());
+    assert_eq!(before.1, [4, 4, 4, 2]);
+    // Deletes that empty and merge chunks, redefines, new sets and namespaces, then undone.
+    for n in ["s0", "s1", "s2", "s5", "s13"] {
+        assert!(reg.delete(n));
+    }
+    reg.define("s4", &[("fresh", 1)]).unwrap();
+    for i in 20..30u32 {
+        reg.define(&format!("t{i}"), &[("fresh", i)]).unwrap();
+    }
+    assert_ne!(reg.chunk_lens(), before.1);
+    reg.rollback();
+    assert_eq!((reg.encode().unwrap(), reg.chunk_lens()), before);
+    assert!(reg.contains("s0") && !reg.contains("t20"));
+    // "fresh" was numbered by the undone defines, and is no more: a set may take its name.
+    reg.define("fresh", &[("job", 100)]).unwrap();
+    reg.rollback();
+    // A refused define changes nothing either.
+    assert!(reg.define("s3", &[("job", 1), ("job", 1)]).is_err());
+    assert_eq!((reg.encode().unwrap(), reg.chunk_lens()), before);
+    // What is published next is the host's sets, the rolled back changes nowhere.
+    assert!(reg.delete("s6"));
+    publish(&mut w, &mut reg);
+    let r = Reader::attach(w.path()).unwrap();
+    with_index(&r, |ix| {
+        let want: Vec<String> = (0..14)
+            .filter(|&i| i != 6)
+            .map(|i| format!("s{i}"))
+            .collect();
+        assert_eq!(psets::names(ix), want);
+        assert_eq!(names_of(ix, "job", 4), ["s4"]);
+    });
+    assert_chunked(&reg, "after the rollbacks");
+}
+
+/// The chunk list is read from a file anyone with write access to the store's directory could
+/// forge (format.md section 8): a list of another version, or whose ids do not fit, names no
+/// set; a chunk it names that is missing is left out; nothing panics or reads out of bounds.
+#[test]
+fn forged_chunk_list_answers_less() {
+    let (_d, mut w) = store();
+    let r = Reader::attach(w.path()).unwrap();
+    let mut tx = w.begin();
+    psets::stage_indexes(&mut tx, &[(0, defined().encode().unwrap())]).unwrap();
+    tx.commit().unwrap();
+    let good = psets::encode_list(&[0]).unwrap();
+    let mut cases: Vec<(Vec<u8>, usize)> = vec![
+        (good.clone(), 4),
+        (psets::encode_list(&[0, 7]).unwrap(), 4),
+        (psets::encode_list(&[7]).unwrap(), 0),
+        (psets::encode_list(&[]).unwrap(), 0),
+        (good[..good.len() - 1].to_vec(), 0),
+        (Vec::new(), 0),
+    ];
+    let mut v2 = good.clone();
+    v2[0] = 2;
+    cases.push((v2, 0));
+    let mut many = good.clone();
+    many[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+    cases.push((many, 0));
+    for (i, (bytes, sets)) in cases.into_iter().enumerate() {
+        let mut t = gds::TableBuilder::new();
+        t.insert(gds::Realm::Meta, psets::LIST_KEY, &Value::ByteObject(bytes))
+            .unwrap();
+        let mut tx = w.begin();
+        tx.put_table(psets::LIST_NAMESPACE, part::PSETS, &t)
+            .unwrap();
+        tx.commit().unwrap();
+        with_index(&r, |ix| {
+            assert_eq!(ix.len(), sets, "case {i}");
+            assert_eq!(ix.find("ice").is_some(), sets > 0, "case {i}");
+            let _ = names_of(ix, "job", 5);
+            let _ = psets::query(ix, psets::QUERY_PSET_NAMES, None);
+        });
+    }
 }

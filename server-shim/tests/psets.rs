@@ -2,14 +2,12 @@
 //! fails publishes nothing and changes nothing.
 
 use gds::psets;
-use gds::{part, Error, Reader};
+use gds::{Error, Reader};
 use rshm_server::server::{Server, ServerOptions};
 
 fn names(r: &Reader) -> Vec<String> {
     let pin = r.pin();
-    let base = r.table(&pin, psets::NAMESPACE, part::PSETS).ok();
-    let delta = r.table(&pin, psets::DELTA_NAMESPACE, part::PSETS).ok();
-    psets::names(&psets::sets_of_tables(base, delta).unwrap())
+    psets::names(&psets::read(r, &pin).unwrap())
 }
 
 #[test]
@@ -85,4 +83,114 @@ fn a_set_named_as_a_registered_namespace_or_too_many_sets_are_refused() {
     s.deregister_nspace("job").unwrap();
     s.define_pset("job", &[("other", 0)]).unwrap_err();
     s.define_pset("job2", &[("other", 0)]).unwrap();
+}
+
+/// The most bytes one define, delete or redefine of one set may publish, whatever the number of
+/// sets already defined: the chunk holding it (and a neighbour it merges with), the chunk list
+/// and the root (docs/psets-groups.md "Size and cost").
+const ONE_CHANGE_BYTES: u64 = 256 * 1024;
+
+/// A call's work is bounded by the sets it changes, not the sets that exist: into 100 000 sets,
+/// 1 000 single defines, deletes and redefines each publish at most `ONE_CHANGE_BYTES` (the
+/// writer's own count of bytes written, not a timing), and the sets read back as the host's.
+#[test]
+fn a_change_of_one_set_among_100k_publishes_a_bounded_number_of_bytes() {
+    let base = tempfile::tempdir().unwrap();
+    let mut s = Server::open(ServerOptions {
+        base_dir: Some(base.path().into()),
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    const S: u32 = 100_000;
+    let set_names: Vec<String> = (0..S).map(|i| format!("set{i}")).collect();
+    let sets: Vec<(&str, Vec<(&str, u32)>)> = set_names
+        .iter()
+        .zip(0..S)
+        .map(|(n, i)| (n.as_str(), (0..4).map(|k| ("job", i * 4 + k)).collect()))
+        .collect();
+    s.define_psets(&sets).unwrap();
+    let mut live: Vec<String> = set_names.clone();
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut worst = (0, String::new());
+    for step in 0..1000u32 {
+        let before = s.stats().bytes_written;
+        let what = match step % 3 {
+            0 => {
+                let name = format!("new{step}");
+                s.define_pset(&name, &[("job", step), ("other", step)])
+                    .unwrap();
+                live.push(name.clone());
+                format!("define {name}")
+            }
+            1 => {
+                let name = live.swap_remove(next() as usize % live.len());
+                s.delete_pset(&name).unwrap();
+                format!("delete {name}")
+            }
+            _ => {
+                let i = next() as usize % live.len();
+                let name = live.remove(i);
+                s.define_pset(&name, &[("job", step)]).unwrap();
+                live.push(name.clone());
+                format!("redefine {name}")
+            }
+        };
+        let wrote = s.stats().bytes_written - before;
+        if wrote > worst.0 {
+            worst = (wrote, format!("step {step}: {what}"));
+        }
+    }
+    eprintln!("the largest change: {} bytes ({})", worst.0, worst.1);
+    assert!(
+        worst.0 <= ONE_CHANGE_BYTES,
+        "{} bytes published by one change ({}), more than {ONE_CHANGE_BYTES}",
+        worst.0,
+        worst.1
+    );
+    let r = Reader::attach(s.path()).unwrap();
+    let mut got = names(&r);
+    got.sort();
+    live.sort();
+    assert_eq!(got, live);
+}
+
+/// A withdrawal removes every set table, the chunk list and each chunk: readers then pass set
+/// calls to their host library; sets defined afterwards start anew.
+#[test]
+fn withdrawn_sets_leave_no_chunk_behind() {
+    let base = tempfile::tempdir().unwrap();
+    let mut s = Server::open(ServerOptions {
+        base_dir: Some(base.path().into()),
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    let set_names: Vec<String> = (0..2500).map(|i| format!("set{i}")).collect();
+    let sets: Vec<(&str, Vec<(&str, u32)>)> = set_names
+        .iter()
+        .zip(0u32..)
+        .map(|(n, i)| (n.as_str(), vec![("job", i)]))
+        .collect();
+    s.define_psets(&sets).unwrap();
+    let r = Reader::attach(s.path()).unwrap();
+    {
+        let pin = r.pin();
+        assert_eq!(psets::read(&r, &pin).unwrap().chunks(), 3);
+    }
+    s.withdraw_psets().unwrap();
+    {
+        let pin = r.pin();
+        assert!(psets::read(&r, &pin).is_none());
+        for id in 0..3 {
+            let chunk = psets::chunk_namespace(id);
+            assert!(r.table(&pin, &chunk, gds::part::PSETS).is_err(), "{chunk}");
+        }
+    }
+    s.define_pset("again", &[("job", 0)]).unwrap();
+    assert_eq!(names(&r), ["again"]);
 }

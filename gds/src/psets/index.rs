@@ -65,12 +65,14 @@ fn count(n: usize, what: &str) -> Result<u32> {
 
 /// Encode `sets` (in their order: definition order) over the namespace names `nspaces` (a run's
 /// `ns` indexes it). Namespaces are renumbered in byte order so that equal sets give equal bytes.
-pub fn encode(nspaces: &[&str], sets: &[SetSpec<'_>]) -> Result<Vec<u8>> {
+/// Costs the sets given (and their namespaces), not `nspaces`: a chunk of a few sets over a
+/// writer's many namespaces encodes only those it names.
+pub fn encode<N: AsRef<str>>(nspaces: &[N], sets: &[SetSpec<'_>]) -> Result<Vec<u8>> {
     // Namespace names sorted (a reader binary-searches them); old number -> new.
     let used: BTreeMap<&str, u32> = sets
         .iter()
         .flat_map(|s| s.runs.iter())
-        .filter_map(|r| nspaces.get(r.ns as usize).map(|n| (*n, 0)))
+        .filter_map(|r| nspaces.get(r.ns as usize).map(|n| (n.as_ref(), 0)))
         .collect();
     let mut renum: BTreeMap<&str, u32> = BTreeMap::new();
     for (i, (n, _)) in used.iter().enumerate() {
@@ -80,7 +82,7 @@ pub fn encode(nspaces: &[&str], sets: &[SetSpec<'_>]) -> Result<Vec<u8>> {
         let name = nspaces
             .get(old as usize)
             .ok_or_else(|| Error::InvalidArgument("run names no namespace".into()))?;
-        Ok(renum[name])
+        Ok(renum[name.as_ref()])
     };
     let nruns: usize = sets.iter().map(|s| s.runs.len()).sum();
     let mut strings = Vec::new();

@@ -1,62 +1,57 @@
-//! The sets as a reader sees them: the base index (the sets as of the last merge) with the
-//! delta beside it (sets defined since, and the base's sets deleted or redefined since), read
-//! delta first (docs/psets-groups.md "Size and cost"). A define or delete rewrites the delta
-//! only; the writer merges it into the base once it outweighs its bound.
+//! The sets as a reader sees them: the chunks of a generation, each a set index read in place,
+//! in the order the chunk list names them (docs/psets-groups.md "Size and cost"). A reader
+//! consults each chunk: a name's set is found by a binary search per chunk, a process's sets
+//! by a search of each chunk's runs.
 
 #![forbid(unsafe_code)]
 
 use super::index::{IndexView, Member};
 
-/// One generation's sets: base, delta and gone, each an index read in place. A set is named
-/// by an id: `i < base.len()` is the base's set `i` (when not gone), `base.len() + j` the
-/// delta's set `j`. Ids in ascending order are the definition order.
-#[derive(Clone, Copy, Debug, Default)]
+/// One generation's sets. A set is named by an id: the sets of the chunks before its own, plus
+/// its number in its chunk. Ids in ascending order are the definition order.
+#[derive(Clone, Debug, Default)]
 pub struct Sets<'a> {
-    base: Option<IndexView<'a>>,
-    delta: Option<IndexView<'a>>,
-    /// Names only (sets without runs): the base's sets deleted or defined again since the
-    /// merge. The writer keeps it a subset of the base's names.
-    gone: Option<IndexView<'a>>,
+    chunks: Vec<IndexView<'a>>,
+    /// The id of each chunk's first set, and the number of sets last.
+    starts: Vec<usize>,
 }
 
 impl<'a> Sets<'a> {
-    /// A generation's sets from its three indexes (any may be absent).
-    pub fn new(
-        base: Option<IndexView<'a>>,
-        delta: Option<IndexView<'a>>,
-        gone: Option<IndexView<'a>>,
-    ) -> Sets<'a> {
-        Sets { base, delta, gone }
-    }
-
-    /// One index alone (a group index, or a base without delta).
-    pub fn single(ix: IndexView<'a>) -> Sets<'a> {
-        Sets::new(Some(ix), None, None)
-    }
-
-    fn base_len(&self) -> usize {
-        self.base.map_or(0, |b| b.len())
-    }
-
-    fn delta_len(&self) -> usize {
-        self.delta.map_or(0, |d| d.len())
-    }
-
-    fn is_gone(&self, name: &str) -> bool {
-        self.gone.is_some_and(|g| g.find(name).is_some())
-    }
-
-    fn live_base(&self, i: usize) -> bool {
-        match self.base.and_then(|b| b.name(i)) {
-            Some(n) => !self.is_gone(n),
-            None => false,
+    /// A generation's sets from its chunks in order.
+    pub fn new(chunks: Vec<IndexView<'a>>) -> Sets<'a> {
+        let mut starts = Vec::with_capacity(chunks.len() + 1);
+        let mut at = 0;
+        for c in &chunks {
+            starts.push(at);
+            at += c.len();
         }
+        starts.push(at);
+        Sets { chunks, starts }
+    }
+
+    /// One index alone (a group index, or a single chunk).
+    pub fn single(ix: IndexView<'a>) -> Sets<'a> {
+        Sets::new(vec![ix])
+    }
+
+    /// How many chunks.
+    pub fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The chunk holding set `id`, and its number there.
+    fn locate(&self, id: usize) -> Option<(IndexView<'a>, usize)> {
+        if id >= self.len() {
+            return None;
+        }
+        // The last chunk starting at or below `id` that is not empty.
+        let k = self.starts.partition_point(|&s| s <= id) - 1;
+        Some((*self.chunks.get(k)?, id - self.starts[k]))
     }
 
     /// How many sets.
     pub fn len(&self) -> usize {
-        let gone = self.gone.map_or(0, |g| g.len());
-        self.base_len().saturating_sub(gone) + self.delta_len()
+        self.starts.last().copied().unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -65,68 +60,40 @@ impl<'a> Sets<'a> {
 
     /// The ids of every set, in definition order.
     pub fn ids(&self) -> impl Iterator<Item = usize> + '_ {
-        let bl = self.base_len();
-        (0..bl)
-            .filter(move |&i| self.gone.is_none() || self.live_base(i))
-            .chain(bl..bl + self.delta_len())
+        0..self.len()
     }
 
     /// Set `id`'s name.
     pub fn name(&self, id: usize) -> Option<&'a str> {
-        let bl = self.base_len();
-        if id < bl {
-            self.base?.name(id)
-        } else {
-            self.delta?.name(id - bl)
-        }
+        let (ix, i) = self.locate(id)?;
+        ix.name(i)
     }
 
-    /// The set named `name`: the delta's, else the base's unless gone.
+    /// The set named `name` (the first chunk's holding it).
     pub fn find(&self, name: &str) -> Option<usize> {
-        if let Some(j) = self.delta.and_then(|d| d.find(name)) {
-            return Some(self.base_len() + j);
-        }
-        if self.is_gone(name) {
-            return None;
-        }
-        self.base?.find(name)
+        self.chunks
+            .iter()
+            .zip(&self.starts)
+            .find_map(|(c, &s)| c.find(name).map(|i| s + i))
     }
 
     /// Set `id`'s members in order.
     pub fn members(&self, id: usize) -> Vec<Member<'a>> {
-        let bl = self.base_len();
-        let (ix, i) = if id < bl {
-            (self.base, id)
-        } else {
-            (self.delta, id - bl)
-        };
-        ix.map_or_else(Vec::new, |ix| ix.members(i).collect())
+        self.locate(id)
+            .map_or_else(Vec::new, |(ix, i)| ix.members(i).collect())
     }
 
     /// How many members set `id` has (a wildcard member counts as one), from its runs: no
     /// member is built.
     pub fn member_count(&self, id: usize) -> u64 {
-        let bl = self.base_len();
-        let (ix, i) = if id < bl {
-            (self.base, id)
-        } else {
-            (self.delta, id - bl)
-        };
-        ix.map_or(0, |ix| ix.member_count(i))
+        self.locate(id).map_or(0, |(ix, i)| ix.member_count(i))
     }
 
     /// The sets holding process (`nspace`, `rank`), in definition order.
     pub fn sets_of(&self, nspace: &str, rank: u32) -> Vec<usize> {
-        let bl = self.base_len();
-        let mut out: Vec<usize> = match self.base {
-            Some(b) => b.sets_of(nspace, rank),
-            None => Vec::new(),
-        };
-        if self.gone.is_some() {
-            out.retain(|&i| self.live_base(i));
-        }
-        if let Some(d) = self.delta {
-            out.extend(d.sets_of(nspace, rank).into_iter().map(|j| bl + j));
+        let mut out = Vec::new();
+        for (c, &s) in self.chunks.iter().zip(&self.starts) {
+            out.extend(c.sets_of(nspace, rank).into_iter().map(|i| s + i));
         }
         out
     }

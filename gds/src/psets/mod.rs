@@ -1,9 +1,11 @@
 //! Process sets (the standard's 12.1; defined and deleted by the host, 17.2.19-20) in the
-//! store: the server's [`Registry`] of sets, published as one table per change (store name
-//! [`NAMESPACE`], part [`crate::part::PSETS`]) holding one value, the set index
-//! ([`index`]); and what a reader answers from it: `PMIX_PSET_NAMES` of a process,
-//! `PMIX_PSET_MEMBERS` of a set, and the `PMIx_Query_info` keys `PMIX_QUERY_NUM_PSETS`,
-//! `PMIX_QUERY_PSET_NAMES`, `PMIX_QUERY_PSET_MEMBERSHIP` (docs/psets-groups.md).
+//! store: the server's [`Registry`] of sets, published as chunk tables of at most
+//! [`CHUNK_SETS`] sets each (store names [`chunk_namespace`], part [`crate::part::PSETS`]), each
+//! holding one value, a set index ([`index`]), and the chunk list naming them in order
+//! ([`LIST_NAMESPACE`]); and what a reader answers from them ([`read`]): `PMIX_PSET_NAMES` of a
+//! process, `PMIX_PSET_MEMBERS` of a set, and the `PMIx_Query_info` keys
+//! `PMIX_QUERY_NUM_PSETS`, `PMIX_QUERY_PSET_NAMES`, `PMIX_QUERY_PSET_MEMBERSHIP`
+//! (docs/psets-groups.md).
 
 #![forbid(unsafe_code)]
 
@@ -11,10 +13,11 @@ pub mod groups;
 pub mod index;
 pub mod layers;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{Error, Result};
 use crate::layout::{Realm, MAX_NSPACE_LEN};
+use crate::reader::{Pin, Reader};
 use crate::table::{TableBuilder, TableView};
 use crate::value::{types, DataArray, Proc, Value};
 use crate::valueref::ValueRef;
@@ -25,7 +28,8 @@ pub use index::{IndexView, Member, Run};
 /// Table parts of process sets and groups (format.md section 5, `part`: parts are u32
 /// chosen by the layers above the store; `gds::part` lists every layer's).
 pub mod part {
-    /// The process sets, under the store name [`super::NAMESPACE`].
+    /// The process sets: the chunk list under the store name [`super::LIST_NAMESPACE`], and
+    /// each chunk of sets under `rshm.psets.<id>`.
     pub const PSETS: u32 = 5;
     /// The process groups ([`super::groups`]): the group index under the store name
     /// `rshm.groups`, and each group's own table under its group id.
@@ -33,15 +37,30 @@ pub mod part {
 }
 pub use layers::Sets;
 
-/// The store name of the process-set table. Published as part [`crate::part::PSETS`], so it
-/// cannot collide with a PMIx namespace of the same name, whose data is part 0.
-pub const NAMESPACE: &str = "rshm.psets";
-/// The metadata key (class 6) whose byte object is the set index.
+/// The store name of the chunk list (part [`crate::part::PSETS`]): which chunk tables hold the
+/// sets, in definition order. Its own name, not an earlier layout's `rshm.psets`: a reader that
+/// knows only that layout finds no set table and passes set calls to its host library.
+pub const LIST_NAMESPACE: &str = "rshm.psets.list";
+/// The chunk list's metadata key (class 6): a byte object of little-endian `u32`s, the version
+/// ([`LIST_VERSION`]), the number of chunks, then each chunk's id in order.
+pub const LIST_KEY: &str = "rshm.sets.chunks";
+/// The chunk list's version word.
+pub const LIST_VERSION: u32 = 1;
+/// What a chunk's store name starts with; its id in decimal follows.
+pub const CHUNK_PREFIX: &str = "rshm.psets.";
+/// The metadata key (class 6) whose byte object is the set index (of a chunk, or of groups).
 pub const INDEX_KEY: &str = "rshm.sets";
-/// The store name of the delta table (part [`crate::part::PSETS`]): the changes since the base.
-pub const DELTA_NAMESPACE: &str = "rshm.psets.delta";
-/// The delta table's metadata key whose byte object names the base's sets gone since the merge.
-pub const GONE_KEY: &str = "rshm.sets.gone";
+/// The most sets one chunk holds: a change of one set rewrites one chunk (two when it merges
+/// with a neighbour), whatever the number of sets.
+pub const CHUNK_SETS: usize = 1024;
+/// The fewest sets a chunk but the last keeps: below, it merges with a neighbour (or the two
+/// are split evenly), so S sets take at most 4 S / [`CHUNK_SETS`] + 1 chunks.
+pub const MIN_CHUNK_SETS: usize = CHUNK_SETS / 4;
+
+/// The store name of chunk `id`.
+pub fn chunk_namespace(id: u32) -> String {
+    format!("{CHUNK_PREFIX}{id}")
+}
 
 /// `PMIX_RANK_VALID`: ranks from here up are special (wildcard, undef, ...).
 pub use crate::jobdata::query::RANK_VALID;
@@ -63,33 +82,54 @@ pub const QUERY_PSET_MEMBERSHIP: &str = "pmix.qry.pmems";
 /// names apart from namespaces.
 pub const MAX_NAME_LEN: usize = MAX_NSPACE_LEN;
 
-/// Named, ordered sets of processes, as the server keeps them between publications: the base
-/// (the sets as of the last merge, published as [`NAMESPACE`]) and the delta beside it (sets
-/// defined since, and the base's sets deleted or defined again since, published as
-/// [`DELTA_NAMESPACE`]). A define or delete publishes the delta alone; once the delta
-/// outweighs [`Registry::merge_bound`] the change is published as a new base instead.
+/// A set as the server keeps it: name and runs (namespace numbers of the registry).
+type Set = (String, Vec<Run>);
+
+/// Named, ordered sets of processes, as the server keeps them between publications: chunks of
+/// at most [`CHUNK_SETS`] sets in definition order, each published as its own table, and the
+/// changes since the last publication ([`Registry::stage`] publishes the chunks they touched,
+/// [`Registry::rollback`] undoes them).
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
     nspaces: Vec<String>,
     ns_ids: HashMap<String, u32>,
-    /// In definition order; those named in `gone` are no longer sets.
-    base: Vec<(String, Vec<Run>)>,
-    base_pos: HashMap<String, usize>,
-    gone: BTreeSet<String>,
-    /// By definition sequence (after the base's): a set defined again leaves its old place.
-    delta: BTreeMap<u64, (String, Vec<Run>)>,
-    /// Each delta set's sequence number.
-    delta_pos: HashMap<String, u64>,
-    next_seq: u64,
+    /// Chunk ids in definition order.
+    order: Vec<u32>,
+    chunks: HashMap<u32, Vec<Set>>,
+    /// The chunk holding each set.
+    chunk_of: HashMap<String, u32>,
+    next_id: u32,
+    len: usize,
+    /// The most sets a chunk holds; 0: [`CHUNK_SETS`].
+    chunk_sets: usize,
+    journal: Journal,
 }
 
-/// What undoes one [`Registry::define`] or delete whose publication failed.
-#[derive(Debug)]
-pub struct Undo {
-    name: String,
-    pushed: Option<u64>,
-    delta_prev: Option<(u64, Vec<Run>)>,
-    gone_added: bool,
+/// What the registry was at the last publication, as far as the changes since touched it.
+#[derive(Clone, Debug, Default)]
+struct Journal {
+    open: bool,
+    order: Vec<u32>,
+    /// Each chunk touched since, as it was (`None`: created since).
+    before: BTreeMap<u32, Option<Vec<Set>>>,
+    nspaces: usize,
+    next_id: u32,
+    len: usize,
+}
+
+/// What [`Registry::stage`] wrote: the observable bound of a change's work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Staged {
+    /// Chunk tables written.
+    pub chunks: usize,
+    /// Sets they hold.
+    pub sets: usize,
+    /// Bytes of their set indexes.
+    pub index_bytes: usize,
+    /// Chunk tables removed.
+    pub removed: usize,
+    /// Chunks the list names (4 bytes each).
+    pub list: usize,
 }
 
 pub(crate) fn check_name(name: &str, what: &str) -> Result<()> {
@@ -181,34 +221,56 @@ fn check_distinct(runs: &[Run], nspaces: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The fewest delta entries (sets plus gone names) a merge waits for.
-pub const MIN_DELTA: usize = 64;
-
 impl Registry {
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// A registry whose chunks hold at most `n` sets (at least 4), not [`CHUNK_SETS`]: for tests
+    /// that cross many chunks with few sets.
+    pub fn with_chunk_sets(n: usize) -> Self {
+        Registry {
+            chunk_sets: n.max(4),
+            ..Self::default()
+        }
+    }
+
+    /// The most sets a chunk holds.
+    pub fn chunk_sets(&self) -> usize {
+        if self.chunk_sets == 0 {
+            CHUNK_SETS
+        } else {
+            self.chunk_sets
+        }
+    }
+
     /// How many sets.
     pub fn len(&self) -> usize {
-        self.base.len() - self.gone.len() + self.delta.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
     /// Whether a set of that name exists.
     pub fn contains(&self, name: &str) -> bool {
-        self.delta_pos.contains_key(name)
-            || (self.base_pos.contains_key(name) && !self.gone.contains(name))
+        self.chunk_of.contains_key(name)
+    }
+
+    /// How many sets each chunk holds, in order.
+    pub fn chunk_lens(&self) -> Vec<usize> {
+        self.order
+            .iter()
+            .map(|id| self.chunks.get(id).map_or(0, Vec::len))
+            .collect()
     }
 
     /// Define `name` with `members` in their order (17.2.19). A name defined again is replaced
     /// and moves to the end of the definition order, as a delete then a define would leave it.
-    /// Checked first: a refused definition changes nothing. Costs the set's own size and a
-    /// logarithm of the sets', not the base's or the delta's size.
-    pub fn define(&mut self, name: &str, members: &[(&str, u32)]) -> Result<Undo> {
+    /// Checked first: a refused definition changes nothing. Costs the set's own size, plus the
+    /// chunk it leaves (at most [`CHUNK_SETS`] sets) when it is defined again.
+    pub fn define(&mut self, name: &str, members: &[(&str, u32)]) -> Result<()> {
         check_set_name(name)?;
         if members.len() > MAX_MEMBERS {
             return Err(Error::InvalidArgument(format!(
@@ -232,6 +294,7 @@ impl Registry {
                  PMIX_RANK_WILDCARD}} would be ambiguous"
             )));
         }
+        self.open_journal();
         let mut runs = Vec::new();
         let mut new_ns = Vec::new();
         for &(ns, rank) in members {
@@ -250,91 +313,167 @@ impl Registry {
             }
             return Err(e);
         }
-        let mut undo = self.remove(name);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.delta.insert(seq, (name.to_owned(), runs));
-        self.delta_pos.insert(name.to_owned(), seq);
-        undo.pushed = Some(seq);
-        Ok(undo)
+        self.remove(name);
+        self.append((name.to_owned(), runs));
+        Ok(())
     }
 
-    /// Delete `name` (17.2.20). Returns whether it existed.
+    /// Delete `name` (17.2.20). Returns whether it existed (when not, nothing changed).
     pub fn delete(&mut self, name: &str) -> bool {
-        self.delete_undoable(name).is_some()
+        if !self.contains(name) {
+            return false;
+        }
+        self.open_journal();
+        self.remove(name)
     }
 
-    /// Delete `name`; `None` (nothing changed) when there is no such set.
-    pub fn delete_undoable(&mut self, name: &str) -> Option<Undo> {
-        let undo = self.remove(name);
-        (undo.delta_prev.is_some() || undo.gone_added).then_some(undo)
-    }
-
-    fn remove(&mut self, name: &str) -> Undo {
-        let mut undo = Undo {
-            name: name.to_owned(),
-            pushed: None,
-            delta_prev: None,
-            gone_added: false,
+    fn open_journal(&mut self) {
+        if self.journal.open {
+            return;
+        }
+        self.journal = Journal {
+            open: true,
+            order: self.order.clone(),
+            before: BTreeMap::new(),
+            nspaces: self.nspaces.len(),
+            next_id: self.next_id,
+            len: self.len,
         };
-        if let Some(seq) = self.delta_pos.remove(name) {
-            if let Some((_, runs)) = self.delta.remove(&seq) {
-                undo.delta_prev = Some((seq, runs));
+    }
+
+    /// Note chunk `id` as changed since the last publication, keeping what it was the first
+    /// time (a copy of at most [`CHUNK_SETS`] sets).
+    fn touch(&mut self, id: u32) {
+        if !self.journal.before.contains_key(&id) {
+            let was = self.chunks.get(&id).cloned();
+            self.journal.before.insert(id, was);
+        }
+    }
+
+    fn append(&mut self, set: Set) {
+        let tail = match self.order.last() {
+            Some(&id) if self.chunks.get(&id).map_or(0, Vec::len) < self.chunk_sets() => id,
+            _ => self.new_chunk(),
+        };
+        self.touch(tail);
+        self.chunk_of.insert(set.0.clone(), tail);
+        self.chunks.entry(tail).or_default().push(set);
+        self.len += 1;
+    }
+
+    /// A new empty chunk at the end of the order.
+    fn new_chunk(&mut self) -> u32 {
+        let mut id = self.next_id;
+        while self.chunks.contains_key(&id) {
+            id = id.wrapping_add(1);
+        }
+        self.next_id = id.wrapping_add(1);
+        self.touch(id);
+        self.chunks
+            .insert(id, Vec::with_capacity(self.chunk_sets()));
+        self.order.push(id);
+        id
+    }
+
+    /// Take `name` out of its chunk; the chunk left below [`MIN_CHUNK_SETS`] merges.
+    fn remove(&mut self, name: &str) -> bool {
+        let Some(id) = self.chunk_of.remove(name) else {
+            return false;
+        };
+        self.touch(id);
+        if let Some(c) = self.chunks.get_mut(&id) {
+            if let Some(p) = c.iter().position(|(n, _)| n == name) {
+                c.remove(p);
+                self.len -= 1;
             }
-        } else if self.base_pos.contains_key(name) {
-            undo.gone_added = self.gone.insert(name.to_owned());
         }
-        undo
+        self.rebalance(id);
+        true
     }
 
-    /// Undo a define or delete (its publication failed); several in the reverse of their order.
-    pub fn undo(&mut self, undo: Undo) {
-        if let Some(seq) = undo.pushed {
-            self.delta.remove(&seq);
-            self.delta_pos.remove(&undo.name);
-            if seq + 1 == self.next_seq {
-                self.next_seq = seq;
+    /// Chunk `id` just lost a set: gone when empty; merged with its smaller neighbour (or the
+    /// two split evenly when they would not fit one) when under [`MIN_CHUNK_SETS`] and not the
+    /// last. Every chunk but the last then holds at least [`MIN_CHUNK_SETS`] sets.
+    fn rebalance(&mut self, id: u32) {
+        let n = self.chunks.get(&id).map_or(0, Vec::len);
+        let Some(pos) = self.order.iter().position(|&c| c == id) else {
+            return;
+        };
+        if n == 0 {
+            self.order.remove(pos);
+            self.chunks.remove(&id);
+            return;
+        }
+        if n >= self.chunk_sets() / 4 || pos + 1 == self.order.len() {
+            return;
+        }
+        let size = |c: Option<&u32>| {
+            c.and_then(|c| self.chunks.get(c))
+                .map_or(usize::MAX, Vec::len)
+        };
+        let prev = pos.checked_sub(1);
+        let with_prev = size(prev.and_then(|p| self.order.get(p))) <= size(self.order.get(pos + 1));
+        let (a_pos, b_pos) = match prev {
+            Some(p) if with_prev => (p, pos),
+            _ => (pos, pos + 1),
+        };
+        let (a, b) = (self.order[a_pos], self.order[b_pos]);
+        self.touch(a);
+        self.touch(b);
+        let mut sets = self.chunks.remove(&a).unwrap_or_default();
+        sets.extend(self.chunks.remove(&b).unwrap_or_default());
+        if sets.len() <= self.chunk_sets() {
+            for (name, _) in &sets {
+                self.chunk_of.insert(name.clone(), a);
+            }
+            self.chunks.insert(a, sets);
+            self.order.remove(b_pos);
+        } else {
+            let second = sets.split_off(sets.len() / 2);
+            for (name, _) in &sets {
+                self.chunk_of.insert(name.clone(), a);
+            }
+            for (name, _) in &second {
+                self.chunk_of.insert(name.clone(), b);
+            }
+            self.chunks.insert(a, sets);
+            self.chunks.insert(b, second);
+        }
+    }
+
+    /// Undo every define and delete since the last publication (its publication failed): the
+    /// sets, their chunks and their order are as the last publication left them.
+    pub fn rollback(&mut self) {
+        if !self.journal.open {
+            return;
+        }
+        let j = std::mem::take(&mut self.journal);
+        for id in j.before.keys() {
+            if let Some(now) = self.chunks.remove(id) {
+                for (name, _) in now {
+                    self.chunk_of.remove(&name);
+                }
             }
         }
-        if let Some((seq, runs)) = undo.delta_prev {
-            self.delta.insert(seq, (undo.name.clone(), runs));
-            self.delta_pos.insert(undo.name.clone(), seq);
+        for (id, was) in j.before {
+            if let Some(was) = was {
+                for (name, _) in &was {
+                    self.chunk_of.insert(name.clone(), id);
+                }
+                self.chunks.insert(id, was);
+            }
         }
-        if undo.gone_added {
-            self.gone.remove(&undo.name);
+        self.order = j.order;
+        self.next_id = j.next_id;
+        self.len = j.len;
+        for ns in self.nspaces.drain(j.nspaces..) {
+            self.ns_ids.remove(&ns);
         }
     }
 
-    /// How many delta entries (sets defined and base sets gone since the merge) the next
-    /// publication merges past: the square root of the base's sets, at least [`MIN_DELTA`].
-    /// A define then rewrites at most that many sets, and a merge (the whole index) comes once
-    /// per that many changes: 10 000 sets defined one by one cost ~200 sets each, not 5 000.
-    pub fn merge_bound(&self) -> usize {
-        self.base.len().isqrt().max(MIN_DELTA)
-    }
-
-    /// Whether the delta outweighs its bound: publish [`Registry::table`] (and remove the
-    /// delta table), then [`Registry::merge`].
-    pub fn needs_merge(&self) -> bool {
-        self.delta.len() + self.gone.len() > self.merge_bound()
-    }
-
-    /// Fold the delta into the base (after the base was published).
-    pub fn merge(&mut self) {
-        let delta = std::mem::take(&mut self.delta);
-        self.delta_pos.clear();
-        let gone = std::mem::take(&mut self.gone);
-        let mut base = std::mem::take(&mut self.base);
-        if !gone.is_empty() {
-            base.retain(|(n, _)| !gone.contains(n));
-        }
-        base.extend(delta.into_values());
-        self.base_pos = base
-            .iter()
-            .enumerate()
-            .map(|(i, (n, _))| (n.clone(), i))
-            .collect();
-        self.base = base;
+    /// The changes since the last publication were published: forget what undoes them.
+    pub fn published(&mut self) {
+        self.journal = Journal::default();
     }
 
     fn ns_id(&mut self, ns: &str) -> Result<u32> {
@@ -348,61 +487,90 @@ impl Registry {
         Ok(id)
     }
 
-    fn specs<'a>(sets: impl Iterator<Item = &'a (String, Vec<Run>)>) -> Vec<index::SetSpec<'a>> {
-        sets.map(|(name, runs)| index::SetSpec { name, runs })
+    fn specs(sets: &[Set]) -> Vec<index::SetSpec<'_>> {
+        sets.iter()
+            .map(|(name, runs)| index::SetSpec { name, runs })
             .collect()
     }
 
-    /// The set index of every set (base and delta merged).
-    pub fn encode(&self) -> Result<Vec<u8>> {
-        let nspaces: Vec<&str> = self.nspaces.iter().map(String::as_str).collect();
-        let live = self.base.iter().filter(|(n, _)| !self.gone.contains(n));
-        index::encode(&nspaces, &Self::specs(live.chain(self.delta.values())))
-    }
-
-    /// The table to publish as ([`NAMESPACE`], `part::PSETS`): every set, merged.
-    pub fn table(&self) -> Result<TableBuilder> {
-        let mut t = TableBuilder::new();
-        t.insert(Realm::Meta, INDEX_KEY, &Value::ByteObject(self.encode()?))?;
-        Ok(t)
-    }
-
-    /// Stage the publication of the change just made: the delta table alone, or, once the
-    /// delta outweighs its bound, every set as a new base and the delta table removed.
-    /// Returns whether it merged: call [`Registry::merge`] once the transaction committed
-    /// (or [`Registry::undo`] if it failed).
-    pub fn stage_change(&self, tx: &mut Transaction<'_>) -> Result<bool> {
-        let merge = self.needs_merge();
-        if merge {
-            self.stage_base(tx)?;
-        } else {
-            tx.put_table(DELTA_NAMESPACE, crate::part::PSETS, &self.delta_table()?)?;
-        }
-        Ok(merge)
-    }
-
-    /// Stage every set as a new base and the delta table removed (then [`Registry::merge`]).
-    pub fn stage_base(&self, tx: &mut Transaction<'_>) -> Result<()> {
-        tx.put_table(NAMESPACE, crate::part::PSETS, &self.table()?)?;
-        tx.remove_table(DELTA_NAMESPACE, crate::part::PSETS)
-    }
-
-    /// The delta table to publish as ([`DELTA_NAMESPACE`], `part::PSETS`) beside the last
-    /// published base: the sets defined since ([`INDEX_KEY`]) and the base's sets gone since
-    /// ([`GONE_KEY`], an index of names without members).
-    pub fn delta_table(&self) -> Result<TableBuilder> {
-        let nspaces: Vec<&str> = self.nspaces.iter().map(String::as_str).collect();
-        let sets = index::encode(&nspaces, &Self::specs(self.delta.values()))?;
-        let gone: Vec<index::SetSpec<'_>> = self
-            .gone
+    /// Every set in definition order.
+    pub fn sets(&self) -> impl Iterator<Item = (&str, &[Run])> + '_ {
+        self.order
             .iter()
-            .map(|name| index::SetSpec { name, runs: &[] })
+            .filter_map(|id| self.chunks.get(id))
+            .flatten()
+            .map(|(n, r)| (n.as_str(), r.as_slice()))
+    }
+
+    /// The set index of every set, in one index (not what is published: the chunks are).
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        let specs: Vec<index::SetSpec<'_>> = self
+            .sets()
+            .map(|(name, runs)| index::SetSpec { name, runs })
             .collect();
-        let gone = index::encode(&[], &gone)?;
-        let mut t = TableBuilder::new();
-        t.insert(Realm::Meta, INDEX_KEY, &Value::ByteObject(sets))?;
-        t.insert(Realm::Meta, GONE_KEY, &Value::ByteObject(gone))?;
-        Ok(t)
+        index::encode(&self.nspaces, &specs)
+    }
+
+    /// A table holding every set in one index ([`INDEX_KEY`]): the group index's form
+    /// (groups are few), not the process sets' (chunks, [`Registry::stage`]).
+    pub fn table(&self) -> Result<TableBuilder> {
+        index_table(self.encode()?)
+    }
+
+    /// A chunk's set index.
+    fn encode_chunk(&self, sets: &[Set]) -> Result<Vec<u8>> {
+        index::encode(&self.nspaces, &Self::specs(sets))
+    }
+
+    /// Stage the publication of the changes since the last one: each chunk they touched
+    /// written again (or removed), and the chunk list. A change of one set touches at most
+    /// three chunks (the one it leaves, a neighbour that one merges with, the last), so its
+    /// cost is bounded by 3 x [`CHUNK_SETS`] sets plus 4 bytes a chunk for the list, whatever
+    /// the number of sets. Then [`Registry::published`] once the transaction committed, or
+    /// [`Registry::rollback`].
+    pub fn stage(&self, tx: &mut Transaction<'_>) -> Result<Staged> {
+        let mut staged = Staged::default();
+        for (&id, was) in &self.journal.before {
+            match self.chunks.get(&id) {
+                Some(sets) => {
+                    let bytes = self.encode_chunk(sets)?;
+                    staged.chunks += 1;
+                    staged.sets += sets.len();
+                    staged.index_bytes += bytes.len();
+                    tx.put_table(
+                        &chunk_namespace(id),
+                        crate::part::PSETS,
+                        &index_table(bytes)?,
+                    )?;
+                }
+                // Published before, gone now; a chunk made and emptied since never was.
+                None if was.is_some() => {
+                    staged.removed += 1;
+                    tx.remove_table(&chunk_namespace(id), crate::part::PSETS)?;
+                }
+                None => {}
+            }
+        }
+        staged.list = self.order.len();
+        tx.put_table(
+            LIST_NAMESPACE,
+            crate::part::PSETS,
+            &list_table(&self.order)?,
+        )?;
+        Ok(staged)
+    }
+
+    /// Stage the removal of every published set table: the chunk list and its chunks.
+    pub fn stage_removal(&self, tx: &mut Transaction<'_>) -> Result<()> {
+        let published = if self.journal.open {
+            &self.journal.order
+        } else {
+            &self.order
+        };
+        for &id in published {
+            tx.remove_table(&chunk_namespace(id), crate::part::PSETS)?;
+        }
+        tx.remove_table(LIST_NAMESPACE, crate::part::PSETS)
     }
 }
 
@@ -418,19 +586,79 @@ fn key_index<'a>(table: &'a TableView, key: &str) -> Option<IndexView<'a>> {
     }
 }
 
-/// A generation's sets from its base table and delta table; `None` when it has neither.
-pub fn sets_of_tables<'a>(
-    base: Option<&'a TableView>,
-    delta: Option<&'a TableView>,
-) -> Option<Sets<'a>> {
-    if base.is_none() && delta.is_none() {
+/// The chunk ids of a published chunk list; `None` when it holds none (or a forged one).
+pub fn chunk_ids(table: &TableView) -> Option<Vec<u32>> {
+    let ValueRef::Bytes(b) = table.get(Realm::Meta, LIST_KEY)? else {
+        return None;
+    };
+    let word = |i: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(
+            b.get(i * 4..i * 4 + 4)?.try_into().ok()?,
+        ))
+    };
+    if word(0)? != LIST_VERSION {
         return None;
     }
-    Some(Sets::new(
-        base.and_then(index_of),
-        delta.and_then(index_of),
-        delta.and_then(|t| key_index(t, GONE_KEY)),
-    ))
+    let n = word(1)? as usize;
+    if n > b.len() / 4 {
+        return None;
+    }
+    (0..n).map(|i| word(2 + i)).collect()
+}
+
+/// The chunk list's bytes for chunk ids `ids` in order.
+pub fn encode_list(ids: &[u32]) -> Result<Vec<u8>> {
+    let n = u32::try_from(ids.len())
+        .map_err(|_| Error::InvalidArgument("too many chunks (max 2^32-1)".into()))?;
+    let mut out = Vec::with_capacity(8 + ids.len() * 4);
+    for w in [LIST_VERSION, n].iter().chain(ids) {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    Ok(out)
+}
+
+/// Stage set indexes as chunk tables and the list naming them in their order: what
+/// [`Registry::stage`] publishes, for an index built otherwise (a test's forged one).
+pub fn stage_indexes(tx: &mut Transaction<'_>, chunks: &[(u32, Vec<u8>)]) -> Result<()> {
+    for (id, bytes) in chunks {
+        tx.put_table(
+            &chunk_namespace(*id),
+            crate::part::PSETS,
+            &index_table(bytes.clone())?,
+        )?;
+    }
+    let ids: Vec<u32> = chunks.iter().map(|(id, _)| *id).collect();
+    tx.put_table(LIST_NAMESPACE, crate::part::PSETS, &list_table(&ids)?)
+}
+
+fn index_table(bytes: Vec<u8>) -> Result<TableBuilder> {
+    let mut t = TableBuilder::new();
+    t.insert(Realm::Meta, INDEX_KEY, &Value::ByteObject(bytes))?;
+    Ok(t)
+}
+
+fn list_table(ids: &[u32]) -> Result<TableBuilder> {
+    let mut t = TableBuilder::new();
+    t.insert(Realm::Meta, LIST_KEY, &Value::ByteObject(encode_list(ids)?))?;
+    Ok(t)
+}
+
+/// The sets of the pinned generation: the chunk list and the chunks it names, each read in
+/// place; `None` when the generation has no chunk list (no set published). A chunk the list
+/// names that is missing or does not read is left out: a forged store answers less.
+pub fn read<'p>(r: &'p Reader, pin: &'p Pin<'_>) -> Option<Sets<'p>> {
+    let list = r.table(pin, LIST_NAMESPACE, crate::part::PSETS).ok()?;
+    let ids = chunk_ids(list).unwrap_or_default();
+    let chunks = ids
+        .iter()
+        .filter_map(|&id| {
+            let t = r
+                .table(pin, &chunk_namespace(id), crate::part::PSETS)
+                .ok()?;
+            index_of(t)
+        })
+        .collect();
+    Some(Sets::new(chunks))
 }
 
 /// The names of the sets, in definition order.

@@ -3,7 +3,7 @@
 //! set table (docs/psets-groups.md).
 
 use gds::psets::{self, Registry};
-use gds::{part, Error, Result};
+use gds::{Error, Result};
 
 use super::Server;
 
@@ -13,35 +13,36 @@ impl Server {
     /// nothing: the sets stay as the last publication left them.
     pub fn define_pset(&mut self, name: &str, members: &[(&str, u32)]) -> Result<()> {
         self.check_set_name(name)?;
-        let undo = self.psets.define(name, members)?;
-        self.publish_set_changes(vec![undo])
+        if let Err(e) = self.psets.define(name, members) {
+            self.psets.rollback();
+            return Err(e);
+        }
+        self.publish_set_changes()
     }
 
     /// Define several sets at once, in their order, and publish them as one generation. All or
-    /// nothing. Costs the sets given (and the delta, or once it outweighs its bound a merge),
-    /// not the sets already defined.
+    /// nothing. Costs the sets given and the chunks they touch (at most `psets::CHUNK_SETS`
+    /// sets each), not the sets already defined.
     pub fn define_psets(&mut self, sets: &[(&str, Vec<(&str, u32)>)]) -> Result<()> {
         check_sets_per_call(sets.len())?;
         for (name, _) in sets {
             self.check_set_name(name)?;
         }
-        let mut undos = Vec::with_capacity(sets.len());
         for (name, members) in sets {
-            match self.psets.define(name, members) {
-                Ok(u) => undos.push(u),
-                Err(e) => {
-                    self.undo_all(undos);
-                    return Err(e);
-                }
+            if let Err(e) = self.psets.define(name, members) {
+                self.psets.rollback();
+                return Err(e);
             }
         }
-        self.publish_set_changes(undos)
+        self.publish_set_changes()
     }
 
     /// Delete set `name` and publish; `NotFound` (nothing published) when there is none.
     pub fn delete_pset(&mut self, name: &str) -> Result<()> {
-        let undo = self.psets.delete_undoable(name).ok_or(Error::NotFound)?;
-        self.publish_set_changes(vec![undo])
+        if !self.psets.delete(name) {
+            return Err(Error::NotFound);
+        }
+        self.publish_set_changes()
     }
 
     /// Remove the set table (a root-only commit, which a full filesystem still allows): readers
@@ -49,8 +50,7 @@ impl Server {
     /// holds sets the store could not take.
     pub fn withdraw_psets(&mut self) -> Result<()> {
         let mut tx = self.writer.begin();
-        tx.remove_table(psets::NAMESPACE, part::PSETS)?;
-        tx.remove_table(psets::DELTA_NAMESPACE, part::PSETS)?;
+        self.psets.stage_removal(&mut tx)?;
         tx.commit()?;
         self.psets = Registry::new();
         Ok(())
@@ -69,26 +69,18 @@ impl Server {
         Ok(())
     }
 
-    fn undo_all(&mut self, undos: Vec<psets::Undo>) {
-        for u in undos.into_iter().rev() {
-            self.psets.undo(u);
-        }
-    }
-
-    /// Publish the registry after defines or deletes: its delta table alone, or, once the
-    /// delta outweighs its bound, a merged base. A failed publication undoes the changes.
-    fn publish_set_changes(&mut self, undos: Vec<psets::Undo>) -> Result<()> {
+    /// Publish the registry after defines or deletes: the chunks they touched and the chunk
+    /// list. A failed publication undoes the changes.
+    fn publish_set_changes(&mut self) -> Result<()> {
         let mut tx = self.writer.begin();
-        let staged = self.psets.stage_change(&mut tx);
-        match staged.and_then(|merge| tx.commit().map(|_| merge)) {
-            Ok(merge) => {
-                if merge {
-                    self.psets.merge();
-                }
+        let staged = self.psets.stage(&mut tx);
+        match staged.and_then(|_| tx.commit()) {
+            Ok(_) => {
+                self.psets.published();
                 Ok(())
             }
             Err(e) => {
-                self.undo_all(undos);
+                self.psets.rollback();
                 Err(e)
             }
         }
