@@ -57,7 +57,11 @@ pub struct Pin<'r> {
 
 /// One generation of the store as this process sees it.
 /// How many (namespace, part) lookups a snapshot remembers.
-/// Bounds of a generation's lookup cache ([`Snapshot::recent`]), in slots: at least this many,
+/// The first lookups of a generation remembered in order ([`Snapshot::recent`]): a process's
+/// own job and posted data and the server's resources, found by a scan of these alone.
+const RECENT: usize = 4;
+
+/// Bounds of a generation's lookup cache for the others ([`Snapshot::more`]), in slots: at least this many,
 /// else twice the root's references rounded up to a power of two, at most `RECENT_MAX` (a
 /// namespace of many ranks has a table per posting rank; a process reads a few of them).
 const RECENT_MIN: usize = 8;
@@ -99,11 +103,16 @@ struct Snapshot {
     root: Option<RootView>,
     /// Lazily mapped tables, one slot per root reference.
     tables: Box<[OnceLock<Arc<TableView>>]>,
-    /// The (namespace, part) asked in this generation and their root index (None: absent),
-    /// open addressing on [`recent_hash`]: each is searched in the root once per generation,
-    /// found or not (a reader of many peers' posted data asks a table per peer). Slots are
-    /// only ever filled; a lookup that finds its probes taken by others searches the root.
-    recent: Box<[OnceLock<Recent>]>,
+    /// The first few (namespace, part) asked in this generation and their root index (None:
+    /// absent). A client asks about its own namespace's job data and posted data and the
+    /// server's resources almost always; this skips the hash and the root's search for them,
+    /// found or not.
+    recent: [OnceLock<Recent>; RECENT],
+    /// The others asked, open addressing on [`recent_hash`]: each is searched in the root once
+    /// per generation, found or not (a reader of many peers' posted data asks a table per
+    /// peer). Slots are only ever filled; a lookup that finds its probes taken by others
+    /// searches the root.
+    more: Box<[OnceLock<Recent>]>,
 }
 
 /// Counters for diagnostics (`rshm` CLI, benches).
@@ -180,7 +189,8 @@ impl Snapshot {
             gen: 0,
             root: None,
             tables: Box::new([]),
-            recent: Box::new([]),
+            recent: Default::default(),
+            more: Box::new([]),
         }
     }
 
@@ -223,10 +233,49 @@ impl Snapshot {
         Ok(Snapshot {
             at,
             gen: header.generation,
-            recent: recent_slots(root.len()),
+            recent: Default::default(),
+            more: recent_slots(root.len()),
             root: Some(root),
             tables,
         })
+    }
+
+    /// The root index of (`ns`, `part`) past the first few lookups ([`Snapshot::recent`]):
+    /// remembered in the first free one of those, else in [`Snapshot::more`].
+    #[inline(never)]
+    fn find_more(&self, root: &RootView, ns: &str, part: u32) -> Option<usize> {
+        if let Some(c) = self.recent.iter().find(|c| c.get().is_none()) {
+            let i = root.find(ns, part);
+            // Another thread may take the slot first: either way every slot holds a right
+            // answer.
+            let _ = c.set((ns.into(), part, i));
+            return i;
+        }
+        let slots = self.more.len();
+        let mut free = None;
+        if slots > 0 {
+            let start = recent_hash(ns.as_bytes(), part);
+            for k in 0..RECENT_PROBES.min(slots) {
+                let c = &self.more[(start + k) & (slots - 1)];
+                match c.get() {
+                    Some((name, p, i))
+                        if *p == part && same_bytes(name.as_bytes(), ns.as_bytes()) =>
+                    {
+                        return *i;
+                    }
+                    Some(_) => {}
+                    None => {
+                        free = Some(c);
+                        break;
+                    }
+                }
+            }
+        }
+        let i = root.find(ns, part);
+        if let Some(c) = free {
+            let _ = c.set((ns.into(), part, i));
+        }
+        i
     }
 
     #[inline]
@@ -240,39 +289,15 @@ impl Snapshot {
         let Some(root) = self.root.as_ref() else {
             return Err(Miss::Err(Error::NotFound));
         };
-        let mut cached = None;
-        let mut free = None;
-        let slots = self.recent.len();
-        if slots > 0 {
-            let start = recent_hash(ns.as_bytes(), part);
-            for k in 0..RECENT_PROBES.min(slots) {
-                let c = &self.recent[(start + k) & (slots - 1)];
-                match c.get() {
-                    Some((name, p, i))
-                        if *p == part && same_bytes(name.as_bytes(), ns.as_bytes()) =>
-                    {
-                        cached = Some(*i);
-                        break;
-                    }
-                    Some(_) => {}
-                    None => {
-                        free = Some(c);
-                        break;
-                    }
-                }
+        let cached = self.recent.iter().find_map(|c| match c.get() {
+            Some((name, p, i)) if *p == part && same_bytes(name.as_bytes(), ns.as_bytes()) => {
+                Some(*i)
             }
-        }
+            _ => None,
+        });
         let found = match cached {
             Some(i) => i,
-            None => {
-                let i = root.find(ns, part);
-                // Remember it in the free slot (another thread may take it first: either way
-                // every slot holds a right answer).
-                if let Some(c) = free {
-                    let _ = c.set((ns.into(), part, i));
-                }
-                i
-            }
+            None => self.find_more(root, ns, part),
         };
         let Some(i) = found else {
             return Err(Miss::Err(Error::NotFound));
