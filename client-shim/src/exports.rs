@@ -298,6 +298,23 @@ pub unsafe fn rshm_client_get_with(
     }
     // SAFETY: forwarded caller contract.
     let (ns, rank, key) = unsafe { asked(proc_, key) }?;
+    // SAFETY: forwarded caller contract (`val` checked non-NULL).
+    unsafe { rshm_client_get_asked((ns, rank, key), req, val) }
+}
+
+/// [`rshm_client_get_with`] of a namespace, rank and key the caller already read from its
+/// `pmix_proc_t` and key (the gds component, which reads them once for its own checks).
+///
+/// # Safety
+/// `val` is a valid location, as [`rshm_client_get`]'s.
+pub unsafe fn rshm_client_get_asked(
+    (ns, rank, key): Asked<'_>,
+    req: &GetRequest,
+    val: *mut *mut pmix_value_t,
+) -> Result<Outcome, AbiError> {
+    if val.is_null() {
+        return Err(AbiError::BadParam("NULL val".into()));
+    }
     if sets::is_get_key(key) {
         // SAFETY: forwarded caller contract.
         return unsafe { set_get(ns, rank, key, req, val) };

@@ -14,7 +14,8 @@ mod exports;
 pub mod locality;
 pub mod sets;
 
-pub use client::{identity_from_env, Client, Outcome};
+pub use client::{identity_from_env, Asked, Client, Outcome};
 pub use exports::{
-    attach, rshm_client_attach, rshm_client_get_with, rshm_client_query, with_client,
+    attach, rshm_client_attach, rshm_client_get_asked, rshm_client_get_with, rshm_client_query,
+    with_client,
 };

@@ -11,11 +11,9 @@ use abi::{ffi_or, ffi_status, AbiError};
 use gds::jobdata::{keys, Decision};
 use rshm_client::Outcome;
 
-use crate::serves;
-
 /// The gds module's `fetch` for one key: `PMIX_SUCCESS` with `*val` a new `malloc`ed value
 /// (released by libpmix's `PMIX_VALUE_RELEASE` when the `pmix_kval_t` holding it is), or
-/// `PMIX_ERR_NOT_FOUND` for anything the component leaves to libpmix ([`serves`]), the store does
+/// `PMIX_ERR_NOT_FOUND` for anything the component leaves to libpmix ([`crate::serves`]), the store does
 /// not hold, or cannot read (never another status, a panic included: the caller then falls back
 /// to hash).
 /// Not attached (`rshm_client_attach`): `PMIX_ERR_NOT_FOUND`.
@@ -36,33 +34,34 @@ pub unsafe extern "C" fn rshm_gds42_fetch(
             if proc_.is_null() || key.is_null() || val.is_null() {
                 return Err(AbiError::Store(gds::Error::NotFound));
             }
+            // The caller's proc and key, read once for every check below and the lookup.
             // SAFETY: a valid pmix_proc_t and a NUL-terminated key (caller contract).
-            let (rank, key_str) = unsafe { ((*proc_).rank, c_str(key, KEY_BUF - 1)?) };
-            let req = if ninfo == 0 || info.is_null() {
+            let (ns, rank) = unsafe { abi::c::proc_ref(proc_) }?;
+            // SAFETY: as above.
+            let key_str = unsafe { c_str(key, KEY_BUF - 1) }?;
+            let mut req = if ninfo == 0 || info.is_null() {
                 GetRequest::default()
             } else {
                 // SAFETY: `ninfo` valid infos at `info`, each value laid out as its type says
                 // (caller contract).
                 unsafe { get::parse(info_slice(info, ninfo)?) }?
             };
-            let mut req = req;
-            if crate::process_level_only(key_str, rank, &req) {
+            let realm = keys::default_realm(key_str);
+            if crate::process_level_only_in(key_str, realm, rank, &req) {
                 req.directives.qualifiers.app_info = false;
                 req.directives.qualifiers.proc_info = true;
             }
-            if !serves(key_str, rank, &req) {
+            if !crate::serves_in(key_str, realm, rank, &req) {
                 return Err(AbiError::Store(gds::Error::NotFound));
             }
-            // SAFETY: a valid pmix_proc_t (caller contract).
-            if !keys::is_reserved(key_str) && unsafe { own_lossy(proc_, key_str, &req) }? {
+            if !keys::is_reserved(key_str) && own_lossy(ns, rank, key_str, &req)? {
                 return Err(AbiError::Store(gds::Error::NotFound));
             }
-            // SAFETY: a valid pmix_proc_t (caller contract).
-            if key_str == keys::NODEID && !unsafe { same_node(proc_, &req) }? {
+            if key_str == keys::NODEID && !same_node(ns, rank, &req)? {
                 return Err(AbiError::Store(gds::Error::NotFound));
             }
-            // SAFETY: forwarded caller contract (rshm_client_get's).
-            match unsafe { rshm_client::rshm_client_get_with(proc_, key, &req, val) }? {
+            // SAFETY: `val` is a valid location (checked non-NULL; caller contract).
+            match unsafe { rshm_client::rshm_client_get_asked((ns, rank, key_str), &req, val) }? {
                 Outcome::Answered => Ok(()),
                 // A NOT_FOUND the policy settles is still hash's to give: OpenPMIx 4.2 asks it
                 // next whatever a module says.
@@ -80,16 +79,8 @@ pub unsafe extern "C" fn rshm_gds42_fetch(
 /// Whether the store's answer is a value the calling process posted itself that OpenPMIx 4.2.2
 /// does not carry to its server intact (a `PMIX_DATA_BUFFER` arrives empty: its `pack_val` has
 /// no case for the type): libpmix answers that from what the process put, as without rshm.
-///
-/// # Safety
-/// `proc_` is a valid `pmix_proc_t`.
-unsafe fn own_lossy(
-    proc_: *const pmix_proc_t,
-    key: &str,
-    req: &GetRequest,
-) -> Result<bool, AbiError> {
-    // SAFETY: a valid pmix_proc_t (caller contract).
-    let (ns, rank) = unsafe { abi::c::proc_ref(proc_) }?;
+/// Another process's key is never one (no lookup).
+fn own_lossy(ns: &str, rank: u32, key: &str, req: &GetRequest) -> Result<bool, AbiError> {
     rshm_client::with_client(|c| {
         if c.me() != Some((ns, rank)) {
             return Ok(false);
@@ -102,13 +93,9 @@ unsafe fn own_lossy(
     })
 }
 
-/// Whether `proc_` runs on the caller's node (both PMIX_NODEID values known and equal).
-///
-/// # Safety
-/// `proc_` is a valid `pmix_proc_t`.
-unsafe fn same_node(proc_: *const pmix_proc_t, req: &GetRequest) -> Result<bool, AbiError> {
-    // SAFETY: a valid pmix_proc_t (caller contract).
-    let (ns, rank) = unsafe { abi::c::proc_ref(proc_) }?;
+/// Whether rank `rank` of `ns` runs on the caller's node (both PMIX_NODEID values known and
+/// equal).
+fn same_node(ns: &str, rank: u32, req: &GetRequest) -> Result<bool, AbiError> {
     rshm_client::with_client(|c| {
         let Some((my_ns, me)) = c.me() else {
             return Ok(false);

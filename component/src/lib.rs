@@ -73,6 +73,12 @@ fn a_rank(rank: u32) -> bool {
 ///   with a rank;
 /// - rank UNDEF, other special ranks, and NULL keys: never.
 pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
+    serves_in(key, keys::default_realm(key), rank, req)
+}
+
+/// [`serves`] of a key whose default realm the caller looked up (`keys::default_realm(key)`).
+#[inline]
+pub fn serves_in(key: &str, realm: DefaultRealm, rank: u32, req: &GetRequest) -> bool {
     if req.unknown.iter().any(|k| !HARMLESS.contains(&k.as_str())) {
         return false;
     }
@@ -81,7 +87,6 @@ pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
         return false;
     }
     let a_rank = a_rank(rank);
-    let realm = keys::default_realm(key);
     if q.proc_info {
         return a_rank;
     }
@@ -105,13 +110,19 @@ pub fn serves(key: &str, rank: u32, req: &GetRequest) -> bool {
 /// client adds `PMIX_APP_INFO` to every app key), where rshm's rules would go on to the
 /// process's app or node: asked as `PMIX_PROC_INFO`, a miss passes to libpmix.
 pub fn process_level_only(key: &str, rank: u32, req: &GetRequest) -> bool {
+    process_level_only_in(key, keys::default_realm(key), rank, req)
+}
+
+/// [`process_level_only`] of a key whose default realm the caller looked up.
+#[inline]
+pub fn process_level_only_in(key: &str, realm: DefaultRealm, rank: u32, req: &GetRequest) -> bool {
     let q = &req.directives.qualifiers;
     a_rank(rank)
         && keys::is_reserved(key)
         && key != keys::HOSTNAME
         && key != keys::NODEID
         && !realm_qualified(q)
-        && (q.app_info || keys::default_realm(key) != DefaultRealm::Proc)
+        && (q.app_info || realm != DefaultRealm::Proc)
 }
 
 #[cfg(test)]

@@ -134,6 +134,7 @@ make_corpus() {
       echo "bench 4000 me PMIX_LOCAL_RANK"
       echo "bench 4000 1 PMIX_HOSTNAME"
       echo "bench 4000 1 card"
+      echo "bench 4000 1 near"
     } >"$corpus.bench"
   fi
 }
@@ -286,15 +287,17 @@ for mode in rshm preload; do
   rm -rf "$store"
 done
 
-# Get p50 (ns), 4 ranks: rank 0's (the peer is rank 1)
+# Get p50 (ns), 4 ranks: rank 0's (the peer is rank 1; its global card was put PMIX_GLOBAL, its
+# local card PMIX_LOCAL)
 if [ -e "$out/np4.hash" ]; then
-  printf '%-10s %12s %12s %14s %12s\n' "Get p50 ns" "job key" "own proc key" "peer hostname" "peer card" | tee "$out/p50.txt"
+  printf '%-10s %12s %12s %14s %12s %12s\n' "Get p50 ns" "job key" "own proc key" "peer hostname" \
+    "global card" "local card" | tee "$out/p50.txt"
   for mode in hash default rshm preload; do
     row=()
-    for k in PMIX_JOB_SIZE PMIX_LOCAL_RANK PMIX_HOSTNAME card; do
+    for k in PMIX_JOB_SIZE PMIX_LOCAL_RANK PMIX_HOSTNAME card near; do
       row+=("$(awk -v k="$k" '$1 == "bench" && $2 == 0 && $3 == k { sub("p50_ns=", "", $5); print $5 }' "$out/np4.$mode")")
     done
-    printf '%-10s %12s %12s %14s %12s\n' "$mode" "${row[@]}" | tee -a "$out/p50.txt"
+    printf '%-10s %12s %12s %14s %12s %12s\n' "$mode" "${row[@]}" | tee -a "$out/p50.txt"
   done
   echo "(rank 0 of 4 timing, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg))" | tee -a "$out/p50.txt"
 fi

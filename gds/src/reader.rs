@@ -58,10 +58,43 @@ pub struct Pin<'r> {
 
 /// One generation of the store as this process sees it.
 /// How many (namespace, part) lookups a snapshot remembers.
+/// The first lookups of a generation remembered in order ([`Snapshot::recent`]): a process's
+/// own job and posted data and the server's resources, found by a scan of these alone.
 const RECENT: usize = 4;
+
+/// Bounds of a generation's lookup cache for the others ([`Snapshot::more`]), in slots: at least this many,
+/// else twice the root's references rounded up to a power of two, at most `RECENT_MAX` (a
+/// namespace of many ranks has a table per posting rank; a process reads a few of them).
+const RECENT_MIN: usize = 8;
+const RECENT_MAX: usize = 1024;
+/// Slots a lookup probes from its hash's slot before it gives up on the cache.
+const RECENT_PROBES: usize = 8;
 
 /// A remembered lookup: namespace, part, root index (None: absent).
 type Recent = (Box<str>, u32, Option<usize>);
+
+/// The lookup cache of a root of `refs` references: empty slots.
+fn recent_slots(refs: usize) -> Box<[OnceLock<Recent>]> {
+    let n = refs
+        .saturating_mul(2)
+        .clamp(RECENT_MIN, RECENT_MAX)
+        .next_power_of_two();
+    (0..n).map(|_| OnceLock::new()).collect()
+}
+
+/// The cache slot where a lookup of (`ns`, `part`) starts: a mix of the name's length, its
+/// first and last eight bytes and the part (names of one job differ at their end: `job@1`,
+/// `job@2`), so that it costs the same for any name; slots compare the whole name.
+#[inline]
+fn recent_hash(ns: &[u8], part: u32) -> usize {
+    let n = ns.len();
+    let (head, tail) = match (ns.first_chunk::<8>(), ns.last_chunk::<8>()) {
+        (Some(h), Some(t)) => (u64::from_le_bytes(*h), u64::from_le_bytes(*t)),
+        _ => (ns.iter().fold(0u64, |w, &c| (w << 8) | u64::from(c)), 0),
+    };
+    let x = head ^ tail.rotate_left(29) ^ ((n as u64) << 48) ^ u64::from(part);
+    (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize
+}
 
 struct Snapshot {
     /// The anchor's `root_at` this snapshot was loaded from (0: nothing published).
@@ -76,6 +109,11 @@ struct Snapshot {
     /// server's resources almost always; this skips the hash and the root's search for them,
     /// found or not.
     recent: [OnceLock<Recent>; RECENT],
+    /// The others asked, open addressing on [`recent_hash`]: each is searched in the root once
+    /// per generation, found or not (a reader of many peers' posted data asks a table per
+    /// peer). Slots are only ever filled; a lookup that finds its probes taken by others
+    /// searches the root.
+    more: Box<[OnceLock<Recent>]>,
 }
 
 /// Counters for diagnostics (`rshm` CLI, benches).
@@ -154,6 +192,7 @@ impl Snapshot {
             root: None,
             tables: Box::new([]),
             recent: Default::default(),
+            more: Box::new([]),
         }
     }
 
@@ -196,10 +235,49 @@ impl Snapshot {
         Ok(Snapshot {
             at,
             gen: header.generation,
+            recent: Default::default(),
+            more: recent_slots(root.len()),
             root: Some(root),
             tables,
-            recent: Default::default(),
         })
+    }
+
+    /// The root index of (`ns`, `part`) past the first few lookups ([`Snapshot::recent`]):
+    /// remembered in the first free one of those, else in [`Snapshot::more`].
+    #[inline(never)]
+    fn find_more(&self, root: &RootView, ns: &str, part: u32) -> Option<usize> {
+        if let Some(c) = self.recent.iter().find(|c| c.get().is_none()) {
+            let i = root.find(ns, part);
+            // Another thread may take the slot first: either way every slot holds a right
+            // answer.
+            let _ = c.set((ns.into(), part, i));
+            return i;
+        }
+        let slots = self.more.len();
+        let mut free = None;
+        if slots > 0 {
+            let start = recent_hash(ns.as_bytes(), part);
+            for k in 0..RECENT_PROBES.min(slots) {
+                let c = &self.more[(start + k) & (slots - 1)];
+                match c.get() {
+                    Some((name, p, i))
+                        if *p == part && same_bytes(name.as_bytes(), ns.as_bytes()) =>
+                    {
+                        return *i;
+                    }
+                    Some(_) => {}
+                    None => {
+                        free = Some(c);
+                        break;
+                    }
+                }
+            }
+        }
+        let i = root.find(ns, part);
+        if let Some(c) = free {
+            let _ = c.set((ns.into(), part, i));
+        }
+        i
     }
 
     /// R4: the table of (`ns`, `part`) the root names, mapped (R2, R3) and validated on first use.
@@ -222,15 +300,7 @@ impl Snapshot {
         });
         let found = match cached {
             Some(i) => i,
-            None => {
-                let i = root.find(ns, part);
-                // Remember it in the first free slot (another thread may take it: either way
-                // the answer is the same).
-                if let Some(c) = self.recent.iter().find(|c| c.get().is_none()) {
-                    let _ = c.set((ns.into(), part, i));
-                }
-                i
-            }
+            None => self.find_more(root, ns, part),
         };
         let Some(i) = found else {
             return Err(Miss::Err(Error::NotFound));
