@@ -1,6 +1,6 @@
 //! The set index: named, ordered sets of processes stored as runs of consecutive ranks, with a
 //! search structure for "which sets hold this process" that is not a list per process
-//! (docs/psets-groups.md "The set index"). One byte string, little-endian `u32`s whatever the
+//! (docs/psets-groups.md "Size and cost"). One byte string, little-endian `u32`s whatever the
 //! store's byte order; a reader checks every offset it follows, so a forged index answers
 //! "nothing" rather than reading out of bounds.
 

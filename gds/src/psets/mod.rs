@@ -732,7 +732,7 @@ pub fn names_of(ix: &Sets<'_>, ns: &str, rank: u32) -> Option<Value> {
 }
 
 /// What a `PMIx_Query_info` key of process sets answers (12.1, 14.1.2 of v5.0), as OpenPMIx
-/// 4.2.2's hosts (PRRTE) answer it (docs/psets-groups.md "Queries"). `pset` is the
+/// 4.2.2's hosts (PRRTE) answer it (docs/psets-groups.md "What OpenPMIx 4.2.2 does with sets"). `pset` is the
 /// `PMIX_PSET_NAME` qualifier of a membership query. `NotFound` (no set to list, an unknown
 /// set) and `InvalidArgument` (a membership query without its set) end the whole call.
 pub fn query(ix: &Sets<'_>, key: &str, pset: Option<&str>) -> Result<Value> {
