@@ -11,7 +11,8 @@
 //! Host: tools/pmix-host (libpmix 4.2.2 server, `--rshm` registers through server-shim; the
 //! 5.0.11 columns link it and the clients to the wheel's libpmix), clients:
 //! tools/pmix-client (`-d` = rshm_client_attach/get). Output: a table, `scale.json` and
-//! `latency.svg`, `memory.svg`, `register.svg` in `--out` (default target/rshm-bench/scale).
+//! `latency.svg`, `memory.svg`, `register.svg` in `--out` (default benches/results,
+//! the committed figures).
 //! Columns and caveats: docs/performance.md, "Scale harness". Modules in src/scale/.
 //!
 //! `--commit-storm` runs the commit storm instead, in process through the server shim (no
@@ -66,7 +67,7 @@ fn main() {
     let out = a
         .out
         .clone()
-        .unwrap_or_else(|| build::target_dir(&root).join("rshm-bench").join("scale"));
+        .unwrap_or_else(|| root.join("benches").join("results"));
     std::fs::create_dir_all(&out).expect("output directory");
     let out = out.canonicalize().expect("output directory");
     let work = out.join("work");
