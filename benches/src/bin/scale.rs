@@ -13,7 +13,7 @@
 //! 5.0.11 columns link it and the clients to the wheel's libpmix), clients:
 //! tools/pmix-client (`-d` = rshm_client_attach/get). Output: a table, `scale.json` and
 //! `latency.svg`, `memory.svg`, `register.svg` in `--out` (default benches/results,
-//! the committed figures).
+//! the committed figures; with `--quick` target/rshm-bench/scale).
 //! Columns and caveats: docs/performance.md, "Scale harness". Modules in src/scale/.
 //!
 //! `--commit-storm` runs the commit storm instead, in process through the server shim (no
@@ -57,10 +57,14 @@ fn main() {
             return;
         }
     };
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| root.join("benches").join("results"));
+    let out = a.out.clone().unwrap_or_else(|| {
+        if a.quick {
+            // indicative numbers: never over the committed figures
+            build::target_dir(&root).join("rshm-bench").join("scale")
+        } else {
+            root.join("benches").join("results")
+        }
+    });
     std::fs::create_dir_all(&out).expect("output directory");
     let out = out.canonicalize().expect("output directory");
     let work = out.join("work");

@@ -61,8 +61,8 @@ pub struct Cli {
     /// Timed calls per Get kind through libpmix (default 2000, 300 with --quick).
     #[arg(long, value_name = "N", value_parser = count)]
     calls_libpmix: Option<u32>,
-    /// Output directory (default benches/results for the table, target/rshm-bench/commit-storm
-    /// or target/rshm-bench/sets for the others).
+    /// Output directory (default benches/results for the table, target/rshm-bench/scale with
+    /// --quick, target/rshm-bench/commit-storm or target/rshm-bench/sets for the others).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Passed by `cargo bench`; ignored.
