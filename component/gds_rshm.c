@@ -180,7 +180,8 @@ pmix_status_t rshm_init(pmix_info_t info[], size_t ninfo)
     return PMIX_SUCCESS;
 }
 
-/* RSHM_GDS_STATS=<dir>: at finalize a client writes "answered N\npassed M\n" to <dir>/<pid>,
+/* gds_rshm_verbose >= 2: at finalize the same counters on stderr, one line per process.
+ * RSHM_GDS_STATS=<dir>: at finalize a client writes "answered N\npassed M\n" to <dir>/<pid>,
  * a server "publications N\nbytes_written B\nfiles_written F\n" (what its store published) and
  * "rshm_store_cpu_ns T\nhash_store_cpu_ns H\n" (its progress thread's CPU time storing posted
  * data in the store and in gds/hash) to <dir>/server-<pid>. Called under `lock`. */
@@ -190,6 +191,21 @@ static void write_stats(void)
     rshm_server_stats_t st;
     char path[4096];
     FILE *f;
+    if (2 <= rshm_verbose) {
+        if (client_attached) {
+            pmix_output(0, "rshm: client stats: answered %lld passed %lld", (long long) answered,
+                        (long long) passed);
+        }
+        if (NULL != server && PMIX_SUCCESS == rshm_server_stats(server, &st)) {
+            pmix_output(0,
+                        "rshm: server stats: publications %llu bytes_written %llu "
+                        "files_written %llu rshm_store_cpu_ns %llu hash_store_cpu_ns %llu",
+                        (unsigned long long) st.publications,
+                        (unsigned long long) st.bytes_written,
+                        (unsigned long long) st.files_written, rshm_store_cpu_ns,
+                        hash_store_cpu_ns);
+        }
+    }
     if (NULL == dir) {
         return;
     }

@@ -48,8 +48,10 @@ int rshm_register_params(const pmix_mca_base_component_t *component)
     rshm_verbose = 0;
     (void) pmix_mca_base_component_var_register(
         component, "verbose",
-        "Verbosity of the rshm gds component: > 0 logs to stderr where the store was created "
-        "and why a client declined it (default: 0)",
+        "Verbosity of the rshm gds component: 1 logs to stderr where the store was created and "
+        "why a client declined it; 2 adds each process's counters at finalize (Gets answered "
+        "from the store / left to libpmix; a server's publications, bytes written and CPU time "
+        "storing) and times the store path (default: 0)",
         PMIX_MCA_BASE_VAR_TYPE_INT, &rshm_verbose);
     param_topology = false;
     (void) pmix_mca_base_component_var_register(

@@ -19,18 +19,19 @@
 #include "src/mca/gds/base/base.h"
 #include "src/util/pmix_output.h"
 
+#include "settings.h"
 #include "staging.h"
 
 unsigned long long rshm_store_cpu_ns = 0, hash_store_cpu_ns = 0;
 
-/* $RSHM_GDS_STATS, read once: without it nothing is timed (a thread CPU clock reading is a
- * system call, and the store path makes three per key). */
+/* $RSHM_GDS_STATS set or gds_rshm_verbose >= 2, read once: otherwise nothing is timed (a thread
+ * CPU clock reading is a system call, and the store path makes three per key). */
 static pthread_once_t stats_once = PTHREAD_ONCE_INIT;
 static bool stats_on = false;
 
 static void read_stats_setting(void)
 {
-    stats_on = NULL != getenv("RSHM_GDS_STATS");
+    stats_on = NULL != getenv("RSHM_GDS_STATS") || 2 <= rshm_verbose;
 }
 
 bool rshm_stats_on(void)

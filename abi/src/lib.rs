@@ -18,6 +18,7 @@ pub mod c;
 pub mod env;
 pub mod get;
 pub mod types;
+pub mod verbose;
 
 pub use boundary::{ffi_or, ffi_ptr, ffi_status, ffi_void, last_error};
 

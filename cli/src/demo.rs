@@ -9,7 +9,6 @@ use std::time::Instant;
 use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
 use gds::{part, Reader, StoreOptions, Value, Writer};
 
-use crate::args::Args;
 use crate::measure::{bytes, percentile, status_kb};
 use crate::out::{outln, Fail};
 
@@ -32,16 +31,43 @@ fn proc_value(rank: u32, key: &str) -> Value {
     synthetic::proc_value(rank, PPN, key).unwrap_or(Value::Undef)
 }
 
-pub fn run(argv: &[String]) -> Result<(), Fail> {
-    let a = Args::parse(argv, &["ranks", "readers", "gets", "base"])?;
-    let ranks: u32 = a.get("ranks", 100_000)?;
-    let readers: usize = a.get("readers", 8)?;
-    let gets: usize = a.get("gets", 200_000)?;
+/// `rshm demo`'s options.
+#[derive(clap::Args)]
+pub struct DemoArgs {
+    /// Ranks of the synthetic job.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    ranks: u32,
+    /// Reader processes.
+    #[arg(long, value_name = "R", default_value_t = 8)]
+    readers: usize,
+    /// Random gets per reader.
+    #[arg(long, value_name = "G", default_value_t = 200_000)]
+    gets: usize,
+    /// Base directory of the new store (default: the default base directory).
+    #[arg(long, value_name = "DIR")]
+    base: Option<PathBuf>,
+}
+
+/// A reader's options (`rshm read-worker`, started by `rshm demo`).
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    #[arg(long)]
+    store: PathBuf,
+    #[arg(long, default_value_t = 0)]
+    ranks: u32,
+    #[arg(long, default_value_t = 100_000)]
+    gets: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub fn run(a: &DemoArgs) -> Result<(), Fail> {
+    let (ranks, readers, gets) = (a.ranks, a.readers, a.gets);
     if ranks == 0 || readers == 0 {
         return Err("--ranks and --readers must be at least 1".into());
     }
     let opts = StoreOptions {
-        base_dir: a.opt("base").map(PathBuf::from),
+        base_dir: a.base.clone(),
         ..StoreOptions::default()
     };
     outln!("rshm demo: {ranks} ranks ({} per-rank keys, {PPN} per node), {readers} reader processes, {gets} gets each, on {} cores",
@@ -202,15 +228,12 @@ impl Rng {
 }
 
 /// A reader process: attach, check, time gets, print one RESULT line.
-pub fn worker(argv: &[String]) -> Result<(), Fail> {
-    let a = Args::parse(argv, &["store", "ranks", "gets", "seed"])?;
-    let store = PathBuf::from(a.opt("store").ok_or("--store is required")?);
-    let ranks: u32 = a.get("ranks", 0)?;
-    let gets: usize = a.get("gets", 100_000)?;
-    let mut rng = Rng(a.get::<u64>("seed", 1)?.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+pub fn worker(a: &WorkerArgs) -> Result<(), Fail> {
+    let (store, ranks, gets) = (&a.store, a.ranks, a.gets);
+    let mut rng = Rng(a.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
 
     let t = Instant::now();
-    let r = Reader::attach(&store).map_err(|e| e.to_string())?;
+    let r = Reader::attach(store).map_err(|e| e.to_string())?;
     let attach_us = t.elapsed().as_secs_f64() * 1e6;
     let err = |e: gds::Error| e.to_string();
     // This reader plays a client of the job: its own rank, for "my node"/"my app" defaults.

@@ -6,7 +6,6 @@ use gds::jobdata::TargetRank;
 use gds::modex::{self, Scope};
 use gds::{Error, Pin, Reader, Realm};
 
-use crate::args::Args;
 use crate::out::{outln, Fail};
 
 /// Parse `job`, `session:ID`, `app:N`, `node:ID`, `proc:RANK`.
@@ -43,13 +42,14 @@ fn realm_text(r: Realm) -> String {
     }
 }
 
-pub fn dump(argv: &[String]) -> Result<(), Fail> {
-    let a = Args::parse(argv, &["ns", "limit"])?;
-    let store = a.positional.first().ok_or("dump needs a store directory")?;
-    let limit: usize = a.get("limit", 50)?;
-    let r = Reader::attach(Path::new(store)).map_err(|e| e.to_string())?;
+pub fn dump(store: &Path, want: Option<&str>, limit: usize) -> Result<(), Fail> {
+    let r = Reader::attach(store).map_err(|e| e.to_string())?;
     let pin = r.pin();
-    outln!("store {store} generation {}", r.stats().generation)?;
+    outln!(
+        "store {} generation {}",
+        store.display(),
+        r.stats().generation
+    )?;
     for (ns, part) in r.namespaces(&pin).map_err(|e| e.to_string())? {
         let t = r.table(&pin, &ns, part).map_err(|e| e.to_string())?;
         outln!(
@@ -72,7 +72,7 @@ pub fn dump(argv: &[String]) -> Result<(), Fail> {
                 c.bytes
             )?;
         }
-        if a.opt("ns").is_some_and(|want| want == ns) {
+        if want.is_some_and(|want| want == ns) {
             for (realm, key, v) in t.entries().take(limit) {
                 outln!(
                     "  {:<12} {:<24} {:?}",
@@ -86,12 +86,8 @@ pub fn dump(argv: &[String]) -> Result<(), Fail> {
     Ok(())
 }
 
-pub fn get(argv: &[String]) -> Result<(), Fail> {
-    let a = Args::parse(argv, &[])?;
-    let [store, ns, realm, key] = a.positional.as_slice() else {
-        return Err("get needs STORE NSPACE REALM KEY".into());
-    };
-    let r = Reader::attach(Path::new(store)).map_err(|e| e.to_string())?;
+pub fn get(store: &Path, ns: &str, realm: &str, key: &str) -> Result<(), Fail> {
+    let r = Reader::attach(store).map_err(|e| e.to_string())?;
     let pin = r.pin();
     if let Some(posted) = realm.strip_prefix("posted:") {
         return get_posted(&r, &pin, ns, posted, key);
@@ -151,13 +147,8 @@ fn scope_text(s: Scope) -> &'static str {
     }
 }
 
-pub fn sweep(argv: &[String]) -> Result<(), Fail> {
-    let a = Args::parse(argv, &[])?;
-    let base = a
-        .positional
-        .first()
-        .map(PathBuf::from)
-        .unwrap_or_else(gds::default_base_dir);
+pub fn sweep(base: Option<PathBuf>) -> Result<(), Fail> {
+    let base = base.unwrap_or_else(gds::default_base_dir);
     let report = gds::sweep_dead_stores(&base).map_err(|e| e.to_string())?;
     outln!("swept {}", report.base.display())?;
     for p in &report.removed {

@@ -16,8 +16,9 @@ use gds::{part, Reader, Realm, StoreOptions, Writer};
 const NAMESPACES: [&str; 2] = ["crash-a", "crash-b"];
 const RANKS: u32 = 256;
 
-fn rshm() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rshm"))
+/// The test helpers' binary (cli/test-helpers/): `write-loop`, `read-loop`.
+fn helpers() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rshm-test-helpers"))
 }
 
 /// A deterministic pseudo-random sequence (no clock-seeded randomness: failures reproduce).
@@ -44,9 +45,9 @@ fn kill_points(n: usize) -> impl Iterator<Item = (u64, Duration)> {
     xorshift(n).map(|x| (x % 4, Duration::from_micros((x >> 8) % 3_000)))
 }
 
-/// A `rshm write-loop` process, its store, and its stdout after the store's path.
+/// A `write-loop` helper process, its store, and its stdout after the store's path.
 fn start_writer(base: &Path) -> (Child, PathBuf, BufReader<ChildStdout>) {
-    let mut child = rshm()
+    let mut child = helpers()
         .args(["write-loop", "--base"])
         .arg(base)
         .stdout(Stdio::piped())
@@ -170,7 +171,7 @@ fn readers_killed_mid_read_leave_the_writer_nothing_to_keep() {
     tx.commit().unwrap();
     for delay in delays(20) {
         // A reader process busy reading the store, killed mid-read.
-        let mut reader = rshm()
+        let mut reader = helpers()
             .args(["read-loop"])
             .arg(w.path())
             .stdout(Stdio::null())
@@ -226,7 +227,7 @@ fn a_stopped_reader_holding_a_pin_never_blocks_the_writer() {
     };
     commit(&mut w, 0);
     let mut held = Reaped(
-        rshm()
+        helpers()
             .args(["read-loop", "--hold", "1"])
             .arg(w.path())
             .stdin(Stdio::piped())

@@ -1,7 +1,8 @@
 //! The sweep removes every dead writer's store and never a live one, whatever the pid in its
 //! name says (a writer in another pid namespace, one that daemonized), and goes on past what it
 //! must not touch (symlinks, files, other users' directories, planted directories inside a
-//! dead store), saying why. Writers are `rshm hold` processes (cli/src/hold.rs).
+//! dead store), saying why. Writers are `rshm-test-helpers hold`
+//! processes (cli/test-helpers/hold.rs).
 
 mod common;
 #[path = "../../gds/tests/support/users.rs"]
@@ -19,7 +20,12 @@ fn rshm() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rshm"))
 }
 
-/// A store kept by an `rshm hold` writer. Dropping it stops the writer.
+/// The test helpers' binary (cli/test-helpers/): `hold`.
+fn helpers() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rshm-test-helpers"))
+}
+
+/// A store kept by a `hold` helper. Dropping it stops the writer.
 struct Held {
     /// The process spawned: the writer itself, the exited parent of a daemonized one, or the
     /// `unshare` around one.
@@ -81,7 +87,7 @@ impl Drop for Held {
 }
 
 fn hold(base: &Path) -> Held {
-    let mut cmd = rshm();
+    let mut cmd = helpers();
     cmd.args(["hold", "--base"]).arg(base);
     Held::start(cmd)
 }
@@ -157,9 +163,9 @@ fn a_live_store_of_a_writer_in_another_pid_namespace_is_never_swept() {
     let pid = (20000..32000).find(|p| !running(*p)).unwrap();
     let mut cmd = Command::new("unshare");
     cmd.args(["--pid", "--fork", "--kill-child", "sh", "-c"])
-        // `; :` keeps sh from exec'ing rshm: it forks, and the child takes the pid set.
+        // `; :` keeps sh from exec'ing the helper: it forks, and the child takes the pid set.
         .arg(r#"echo $(($2 - 1)) > /proc/sys/kernel/ns_last_pid && "$0" hold --base "$1"; :"#)
-        .arg(env!("CARGO_BIN_EXE_rshm"))
+        .arg(env!("CARGO_BIN_EXE_rshm-test-helpers"))
         .arg(base.path())
         .arg(pid.to_string());
     let mut held = Held::start(cmd);
@@ -188,7 +194,7 @@ fn a_live_store_of_a_writer_in_another_pid_namespace_is_never_swept() {
 #[test]
 fn a_store_kept_by_a_daemonized_writer_is_never_swept_and_is_once_the_daemon_dies() {
     let base = common::base("rshm-sweep-");
-    let mut cmd = rshm();
+    let mut cmd = helpers();
     cmd.args(["hold", "--daemonize", "1", "--base"])
         .arg(base.path());
     let mut held = Held::start(cmd);

@@ -163,3 +163,30 @@ fn a_gds_rshm_dir_the_server_cannot_use_leaves_the_job_to_hash() {
     assert!(maps(&lines).values().all(Vec::is_empty));
     assert_eq!(stats(st.path()).2, 0, "a client used rshm");
 }
+
+/// `gds_rshm_verbose=2` adds each process's counters on stderr at finalize (the server's store
+/// work, a client's Gets answered from the store); level 1 does not print them.
+#[test]
+fn verbose_level_2_prints_the_counters_at_finalize() {
+    let run_at = |level: &str| {
+        let st = tempfile::tempdir().unwrap();
+        let corpus = ["a0 * PMIX_JOB_SIZE\n".to_owned()];
+        let env = [("PMIX_MCA_gds_rshm_verbose", level)];
+        let (ok, _, err) = pmix_job_run(JOB, "stats.txt", &corpus, Gds::Rshm(st.path()), "", &env);
+        assert!(ok, "job failed:\n{err}");
+        err
+    };
+    let err = run_at("2");
+    let server = err
+        .lines()
+        .filter(|l| l.contains("rshm: server stats: publications "))
+        .count();
+    assert_eq!(server, 1, "the server's counters:\n{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("rshm: client stats: answered ")),
+        "no client's counters:\n{err}"
+    );
+    let err = run_at("1");
+    assert!(!err.contains(" stats: "), "counters at level 1:\n{err}");
+}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -69,7 +70,9 @@ static void release_copy(void *cbdata)
  * complete as soon as the server library calls us. Hand the local
  * contribution straight back - that is the whole job's data, which is
  * what makes PMIX_COLLECT_DATA work. The data is copied because the
- * library may release its buffer when we return. */
+ * library may release its buffer when we return. With PMIX_HOST_FENCE_TIMES set, each call
+ * prints "pmix-host: fence_nb_ns=<CLOCK_MONOTONIC ns>": the moment the server library has every
+ * local client's contribution (the scale harness places it within the clients' fence). */
 static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                               size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
                               void *cbdata)
@@ -78,6 +81,12 @@ static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs, const pm
     (void) nprocs;
     (void) info;
     (void) ninfo;
+    if (getenv("PMIX_HOST_FENCE_TIMES")) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        fprintf(stderr, "pmix-host: fence_nb_ns=%lld\n",
+                (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec);
+    }
     if (psets_fence(data, ndata, cbfunc, cbdata)) {
         return PMIX_SUCCESS;
     }

@@ -44,7 +44,8 @@
  *       pss_shmem_kb=.. vmhwm_kb=.. attach_us=..": PMIx_Init (or, with -d, dlopen of LIB and
  *       rshm_client_attach) time, the first Get after it (corpus line "firstget"), the last
  *       fence's time (-1: none), memory from /proc/self/status and /proc/self/smaps_rollup,
- *       and with -d rshm_client_attach alone (-1 otherwise)
+ *       and with -d rshm_client_attach alone (-1 otherwise), then fence_enter_ns=.. fence_exit_ns=..:
+ *       the last fence's entry and return on CLOCK_MONOTONIC (-1: none)
  *   firstget                                     one timed PMIx_Get of PMIX_JOB_SIZE (rank *)
  *   du PATH...                                   "du <myrank> <PATH> bytes=<allocated>
  *       size=<apparent> files=<n> path=<resolved PATH>" over the regular files under PATH ("$NAME": the path in
@@ -101,6 +102,9 @@ typedef pmix_status_t (*get_into_fn_t)(const pmix_proc_t *, const char *, const 
                                        size_t, pmix_value_t *);
 static get_into_fn_t get_into_fn = NULL;
 static long long init_us = -1, first_get_us = -1, fence_us = -1, attach_us = -1;
+/* The last fence's entry and return on CLOCK_MONOTONIC (ns), one clock for every process of the
+ * machine: the collective's own time is the last client's entry to the first client's return. */
+static long long fence_enter_ns = -1, fence_exit_ns = -1;
 
 static long long now_us(void)
 {
@@ -397,10 +401,11 @@ static int do_stats(void)
     fprintf(out,
             "stats %u init_us=%lld first_get_us=%lld fence_us=%lld rss_anon_kb=%lld "
             "rss_shmem_kb=%lld rss_file_kb=%lld pss_kb=%lld pss_anon_kb=%lld pss_shmem_kb=%lld "
-            "vmhwm_kb=%lld attach_us=%lld\n",
+            "vmhwm_kb=%lld attach_us=%lld fence_enter_ns=%lld fence_exit_ns=%lld\n",
             myproc.rank, init_us, first_get_us, fence_us, proc_kb(st, "RssAnon"),
             proc_kb(st, "RssShmem"), proc_kb(st, "RssFile"), proc_kb(sm, "Pss"),
-            proc_kb(sm, "Pss_Anon"), proc_kb(sm, "Pss_Shmem"), proc_kb(st, "VmHWM"), attach_us);
+            proc_kb(sm, "Pss_Anon"), proc_kb(sm, "Pss_Shmem"), proc_kb(st, "VmHWM"), attach_us,
+            fence_enter_ns, fence_exit_ns);
     fclose(out);
     emit(buf, len);
     return 0;
@@ -648,7 +653,10 @@ static int do_fence(char **tok, int ntok)
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     long long t0 = now_ns();
     rc = PMIx_Fence(&all, 1, &info, 1);
-    fence_us = (now_ns() - t0) / 1000;
+    long long t1 = now_ns();
+    fence_us = (t1 - t0) / 1000;
+    fence_enter_ns = t0;
+    fence_exit_ns = t1;
     PMIX_INFO_DESTRUCT(&info);
     print_status("fence", rc);
     return 0;

@@ -6,12 +6,14 @@
 //! ```sh
 //! cargo run --release -p rshm-benches --bin scale -- [--quick] [--max-m N] [--pmix-max-m N]
 //!     [--hash-max-m N] [--clients N] [--columns a,b,..] [--component PATH] [--out DIR]
+//! cargo run --release -p rshm-benches --bin scale -- --help
 //! ```
 //!
 //! Host: tools/pmix-host (libpmix 4.2.2 server, `--rshm` registers through server-shim; the
 //! 5.0.11 columns link it and the clients to the wheel's libpmix), clients:
 //! tools/pmix-client (`-d` = rshm_client_attach/get). Output: a table, `scale.json` and
-//! `latency.svg`, `memory.svg`, `register.svg` in `--out` (default target/rshm-bench/scale).
+//! `latency.svg`, `memory.svg`, `register.svg` in `--out` (default benches/results,
+//! the committed figures; with `--quick` target/rshm-bench/scale).
 //! Columns and caveats: docs/performance.md, "Scale: 1k to 1M ranks". Modules in src/scale/.
 //!
 //! `--commit-storm` runs the commit storm instead, in process through the server shim (no
@@ -27,46 +29,42 @@ mod scale;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use scale::args::Args;
+use scale::args::Mode;
 use scale::cell::{self, Cell};
 use scale::run::{self, Plan};
-use scale::sets::{self, SetsArgs};
-use scale::storm::{self, StormArgs};
 use scale::{build, json, meta, plots, report};
+use scale::{sets, storm};
 
 fn main() {
     let root = build::repo_root();
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.iter().any(|a| a == "--commit-storm") {
-        let Some(s) = StormArgs::parse(&argv) else {
-            eprintln!("usage: {}", storm::USAGE);
-            std::process::exit(2);
-        };
-        let out = s.out.clone().unwrap_or_else(|| {
-            build::target_dir(&root)
-                .join("rshm-bench")
-                .join("commit-storm")
-        });
-        storm::main(s, &out);
-        return;
-    }
-    if argv.iter().any(|a| a == "--sets") {
-        let Some(s) = SetsArgs::parse(&argv) else {
-            eprintln!("usage: {}", sets::USAGE);
-            std::process::exit(2);
-        };
-        let out = s
-            .out
-            .clone()
-            .unwrap_or_else(|| build::target_dir(&root).join("rshm-bench").join("sets"));
-        sets::main(s, &out);
-        return;
-    }
-    let a = Args::parse();
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| build::target_dir(&root).join("rshm-bench").join("scale"));
+    let a = match Mode::parse() {
+        Mode::Scale(a) => a,
+        Mode::Storm(s) => {
+            let out = s.out.clone().unwrap_or_else(|| {
+                build::target_dir(&root)
+                    .join("rshm-bench")
+                    .join("commit-storm")
+            });
+            storm::main(s, &out);
+            return;
+        }
+        Mode::Sets(s) => {
+            let out = s
+                .out
+                .clone()
+                .unwrap_or_else(|| build::target_dir(&root).join("rshm-bench").join("sets"));
+            sets::main(s, &out);
+            return;
+        }
+    };
+    let out = a.out.clone().unwrap_or_else(|| {
+        if a.quick {
+            // indicative numbers: never over the committed figures
+            build::target_dir(&root).join("rshm-bench").join("scale")
+        } else {
+            root.join("benches").join("results")
+        }
+    });
     std::fs::create_dir_all(&out).expect("output directory");
     let out = out.canonicalize().expect("output directory");
     let work = out.join("work");
@@ -139,7 +137,11 @@ fn main() {
     report::print(&a, &cells, &tab, &rat, &notes);
     let jpath = out.join("scale.json");
     std::fs::write(&jpath, json::json(&a, &cells, &notes, &meta)).expect("write json");
-    std::fs::write(out.join("scale.txt"), format!("{tab}\n{rat}")).expect("write table");
+    std::fs::write(
+        out.join("scale.txt"),
+        format!("{tab}\n{}\n{rat}", report::detail_lines(&cells)),
+    )
+    .expect("write table");
     let foot = format!(
         "{} clients on {} CPUs; {}; {}",
         a.clients,

@@ -1,8 +1,53 @@
 //! The table's cells (one M, one column): which run and which are skipped, and the figures a
 //! cell's runs give.
 
+use serde::{Deserialize, Serialize};
+
 use super::args::Args;
-use super::run::{median, Col, Outcome, Tools};
+use super::run::{median, Client, Col, Outcome, Tools};
+
+/// One run's fence, from every client's entry and return on the machine's one clock
+/// (CLOCK_MONOTONIC). A client's own call lasts from its entry until its release: the wait for
+/// the slowest client to arrive, the collective, and its turn to be woken. The collective
+/// itself starts when the last client enters and ends when the first is released.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fence {
+    /// Last entry to first release (µs): the collective's own time, the table's "fence".
+    pub collective_us: f64,
+    /// Last entry to last release (µs): the collective and the wake-up of every client.
+    pub last_release_us: f64,
+    /// First entry to last entry (µs): how unevenly the clients arrived.
+    pub arrival_skew_us: f64,
+    /// Median of the clients' own calls, entry to return (µs).
+    pub call_p50_us: f64,
+    /// The host's fence upcall after the last entry (µs): the server library has every
+    /// contribution then, so a consistent measure has it between 0 and `collective_us`
+    /// (None: the host did not report it).
+    pub host_upcall_us: Option<f64>,
+}
+
+impl Fence {
+    /// The fence of `clients` (None unless every client timed one), `host_ns` the host's
+    /// upcall ([`Outcome::host_fence_ns`]).
+    pub fn of(clients: &[Client], host_ns: Option<f64>) -> Option<Fence> {
+        let mut enter = Vec::new();
+        let mut exit = Vec::new();
+        for c in clients {
+            enter.push(c.fence_enter_ns?);
+            exit.push(c.fence_exit_ns?);
+        }
+        let max = |v: &[f64]| v.iter().copied().reduce(f64::max);
+        let min = |v: &[f64]| v.iter().copied().reduce(f64::min);
+        let last_in = max(&enter)?;
+        Some(Fence {
+            collective_us: (min(&exit)? - last_in) / 1e3,
+            last_release_us: (max(&exit)? - last_in) / 1e3,
+            arrival_skew_us: (last_in - min(&enter)?) / 1e3,
+            call_p50_us: median(clients.iter().filter_map(|c| c.fence_us))?,
+            host_upcall_us: host_ns.map(|h| (h - last_in) / 1e3),
+        })
+    }
+}
 
 /// One table cell's data.
 pub struct Cell {
@@ -63,12 +108,29 @@ impl Cell {
     }
 
     pub fn init_us(&self) -> Option<f64> {
-        median(
-            self.ok()?
-                .clients
-                .iter()
-                .map(|c| c.init_us + c.first_get_us),
-        )
+        median(self.init_all_us())
+    }
+
+    /// Every client's init (or attach) + first Get (µs), ascending: the distribution a median
+    /// of a few clients hides (a slow mode of some clients).
+    pub fn init_all_us(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self
+            .ok()
+            .map(|o| {
+                o.clients
+                    .iter()
+                    .map(|c| c.init_us + c.first_get_us)
+                    .filter(|v| v.is_finite())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    /// The fastest client's init + first Get (µs).
+    pub fn init_min_us(&self) -> Option<f64> {
+        self.init_all_us().first().copied()
     }
 
     /// The slowest client: when the job can start.
@@ -81,8 +143,15 @@ impl Cell {
             .reduce(f64::max)
     }
 
+    /// The run's fence ([`Fence`]).
+    pub fn fence(&self) -> Option<Fence> {
+        let o = self.ok()?;
+        Fence::of(&o.clients, o.host_fence_ns)
+    }
+
+    /// The collective's own time (µs): last client's entry to first client's release.
     pub fn fence_us(&self) -> Option<f64> {
-        median(self.ok()?.clients.iter().filter_map(|c| c.fence_us))
+        self.fence().map(|f| f.collective_us)
     }
 
     pub fn private_bytes(&self) -> Option<f64> {
@@ -113,4 +182,57 @@ pub fn work_list(a: &Args, tools: &Tools) -> Vec<(u32, Col, Option<String>)> {
         }
     }
     todo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(enter_ns: f64, exit_ns: f64) -> Client {
+        Client {
+            fence_us: Some((exit_ns - enter_ns) / 1e3),
+            fence_enter_ns: Some(enter_ns),
+            fence_exit_ns: Some(exit_ns),
+            ..Client::default()
+        }
+    }
+
+    /// Clients arriving 0-4 ms apart and released 0.3-0.9 ms after the last: the collective is
+    /// 0.3 ms, the skew 4 ms, though every client's own call lasts 0.9-4.9 ms.
+    #[test]
+    fn the_fence_is_last_entry_to_first_release_and_the_skew_apart() {
+        let cs = [
+            client(0.0, 4_900_000.0),
+            client(1_000_000.0, 4_300_000.0),
+            client(4_000_000.0, 4_600_000.0),
+        ];
+        let f = Fence::of(&cs, Some(4_100_000.0)).unwrap();
+        assert_eq!(f.collective_us, 300.0);
+        assert_eq!(f.last_release_us, 900.0);
+        assert_eq!(f.arrival_skew_us, 4_000.0);
+        assert_eq!(f.call_p50_us, 3_300.0);
+        assert_eq!(f.host_upcall_us, Some(100.0));
+        let mut missing = cs.to_vec();
+        missing[1].fence_exit_ns = None;
+        assert_eq!(Fence::of(&missing, None), None);
+    }
+
+    #[test]
+    fn init_lists_every_client_in_order() {
+        let o = Outcome {
+            clients: [30.0, 10.0, f64::NAN, 20.0]
+                .map(|v| Client {
+                    init_us: v,
+                    first_get_us: 1.0,
+                    ..Client::default()
+                })
+                .to_vec(),
+            ..Outcome::default()
+        };
+        let c = Cell::from_runs(1000, Col::Direct, String::new(), vec![Ok(o)]);
+        assert_eq!(c.init_all_us(), [11.0, 21.0, 31.0]);
+        assert_eq!(c.init_min_us(), Some(11.0));
+        assert_eq!(c.init_us(), Some(21.0));
+        assert_eq!(c.init_max_us(), Some(31.0));
+    }
 }

@@ -45,7 +45,8 @@ pub fn method_notes(a: &Args, notes: &mut Vec<String>) {
             a.repeat, a.repeat
         ));
     }
-    notes.push("init+1st: PMIx_Init (direct: rshm_client_attach) + the first Get (PMIX_JOB_SIZE), median and slowest client (ds21: the first clients wait until the server has filled the store); private = RssAnon of each client at the end (median); shared = allocated bytes of the store files (rshm store + libpmix's files in the server tmpdir)".into());
+    notes.push("fence: the collecting fence after a barrier, from every client's entry and return on CLOCK_MONOTONIC: the table's fence is the collective itself (last client's entry to first client's release), skew the clients' arrival spread (first to last entry); under the table also last entry to last release, the clients' own call (median) and when the host's fence upcall came after the last entry (it has every contribution then)".into());
+    notes.push("init+1st: PMIx_Init (direct: rshm_client_attach) + the first Get (PMIX_JOB_SIZE), fastest / median / slowest client, every client's under the table (ds21: the first clients wait until the server has filled the store); private = RssAnon of each client at the end (median); shared = allocated bytes of the store files (rshm store + libpmix's files in the server tmpdir)".into());
 }
 
 fn sh(cmd: &str) -> String {

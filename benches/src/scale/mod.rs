@@ -10,4 +10,3 @@ pub mod report;
 pub mod run;
 pub mod sets;
 pub mod storm;
-pub mod svg;

@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use super::args::Args;
 use super::cell::Cell;
 use super::run::{self, median, Col};
-use super::svg;
 
 pub fn fmt_ns(ns: f64) -> String {
     if ns < 1e3 {
@@ -37,22 +36,34 @@ pub fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
 }
 
 pub fn fmt_m(m: u32) -> String {
-    svg::fmt_count(m as f64)
+    fmt_count(m as f64)
+}
+
+/// 1k, 10k, 100k, 1M (axis ticks and the table's M).
+pub fn fmt_count(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{}k", v / 1e3)
+    } else {
+        format!("{v}")
+    }
 }
 
 pub fn table(cells: &[Cell]) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "{:>5} {:<22} {:>9} {:>19} {:>19} {:>19} {:>19} {:>9} {:>10} {:>10}",
+        "{:>5} {:<22} {:>9} {:>28} {:>19} {:>19} {:>19} {:>9} {:>9} {:>10} {:>10}",
         "M",
         "column",
         "register",
-        "init+1st p50/max",
+        "init+1st min/p50/max",
         "Get job p50/p99",
         "Get proc p50/p99",
         "Get card p50/p99",
         "fence",
+        "skew",
         "shared",
         "private"
     );
@@ -70,10 +81,11 @@ pub fn table(cells: &[Cell]) -> String {
                 };
                 let _ = writeln!(
                     t,
-                    "{head} {:>9} {:>19} {:>19} {:>19} {:>19} {:>9} {:>10} {:>10}",
+                    "{head} {:>9} {:>28} {:>19} {:>19} {:>19} {:>9} {:>9} {:>10} {:>10}",
                     opt(o.register_us, |v| fmt_ns(v * 1e3)),
                     format!(
-                        "{} / {}",
+                        "{} / {} / {}",
+                        opt(c.init_min_us(), |v| fmt_ns(v * 1e3)),
                         opt(c.init_us(), |v| fmt_ns(v * 1e3)),
                         opt(c.init_max_us(), |v| fmt_ns(v * 1e3))
                     ),
@@ -81,11 +93,56 @@ pub fn table(cells: &[Cell]) -> String {
                     g(1),
                     g(2),
                     opt(c.fence_us(), |v| fmt_ns(v * 1e3)),
+                    opt(c.fence().map(|f| f.arrival_skew_us), |v| fmt_ns(v * 1e3)),
                     opt(o.shared_bytes.map(|b| b as f64), fmt_bytes),
                     opt(c.private_bytes(), fmt_bytes),
                 );
             }
         }
+    }
+    t
+}
+
+/// Per cell, every client's init + first Get (ascending; min / p50 / max of more than 8), and the
+/// fence: the collective (last entry to first release, the table's "fence") beside last entry to
+/// last release, the arrival skew and the clients' own calls, all from one run.
+pub fn detail_lines(cells: &[Cell]) -> String {
+    let mut t = String::from(
+        "fence (ms): collective (last entry -> first release) / last entry -> last release / \
+         arrival skew / clients' own call p50 / host upcall after the last entry;\n\
+         init+1st per client (ms)\n",
+    );
+    let ms = |v: f64| format!("{:.2}", v / 1e3);
+    for c in cells.iter().filter(|c| c.ok().is_some()) {
+        let all = c.init_all_us();
+        let init = if all.len() <= 8 {
+            all.iter().map(|&v| ms(v)).collect::<Vec<_>>().join(" ")
+        } else {
+            format!(
+                "min {} p50 {} max {} (of {})",
+                ms(all[0]),
+                ms(c.init_us().unwrap_or(f64::NAN)),
+                ms(all[all.len() - 1]),
+                all.len()
+            )
+        };
+        let fence = c.fence().map_or("-".into(), |f| {
+            format!(
+                "{} / {} / {} / {} / {}",
+                ms(f.collective_us),
+                ms(f.last_release_us),
+                ms(f.arrival_skew_us),
+                ms(f.call_p50_us),
+                f.host_upcall_us.map_or("-".into(), ms)
+            )
+        });
+        let _ = writeln!(
+            t,
+            "{:>5} {:<22} {:>34}   {init}",
+            fmt_m(c.m),
+            c.col.label(),
+            fence
+        );
     }
     t
 }
@@ -216,6 +273,7 @@ pub fn print(a: &Args, cells: &[Cell], tab: &str, rat: &str, notes: &[String]) {
         }
     );
     print!("{tab}");
+    print!("\n{}", detail_lines(cells));
     let reg = register_lines(cells);
     if !reg.is_empty() {
         println!(

@@ -159,7 +159,12 @@ pub struct Client {
     pub first_get_us: f64,
     /// `rshm_client_attach` alone (direct column), without the library's `dlopen`.
     pub attach_us: Option<f64>,
+    /// The client's own PMIx_Fence call, entry to return: waits for the slowest client too.
     pub fence_us: Option<f64>,
+    /// That call's entry and return on CLOCK_MONOTONIC (ns), the machine's one clock: across
+    /// clients, the collective's own time and the arrival skew ([`Fence`]).
+    pub fence_enter_ns: Option<f64>,
+    pub fence_exit_ns: Option<f64>,
     pub rss_anon_kb: f64,
     pub pss_kb: f64,
     pub rss_shmem_kb: f64,
@@ -186,6 +191,9 @@ pub struct Outcome {
     /// component only: Gets answered from shared memory / passed to libpmix (all clients)
     pub gds_answered: Option<u64>,
     pub gds_passed: Option<u64>,
+    /// The host's fence upcall of the timed fence on CLOCK_MONOTONIC (ns): when the server
+    /// library had every client's contribution.
+    pub host_fence_ns: Option<f64>,
     pub wall_s: f64,
     pub notes: Vec<String>,
 }
@@ -399,6 +407,7 @@ pub fn run(
         }
     };
     cmd.arg("--client-cmd").arg(client_cmd);
+    cmd.env("PMIX_HOST_FENCE_TIMES", "1");
     let deadline = t0 + plan.timeout + Duration::from_secs(30);
     let (status, out, err) = run_group(cmd, deadline, &|| progress(t0.elapsed()))
         .map_err(|e| format!("pmix-host: {e}"))?;
@@ -459,6 +468,12 @@ fn parse(col: Col, out: &str, err: &str, plan: &Plan) -> Result<Outcome, String>
         .find_map(|l| l.strip_prefix("pmix-host: rshm_register_nspace_us="))
         .and_then(|v| v.trim().parse::<f64>().ok());
     o.libpmix_register_us = pmix_reg;
+    // The last fence's upcall (the harness's corpus runs a barrier, then the timed fence).
+    o.host_fence_ns = err
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("pmix-host: fence_nb_ns="))
+        .and_then(|v| v.trim().parse::<f64>().ok());
     if let Some(l) = err
         .lines()
         .find_map(|l| l.strip_prefix("pmix-host: rshm_register_minflt="))
@@ -513,6 +528,8 @@ fn parse(col: Col, out: &str, err: &str, plan: &Plan) -> Result<Outcome, String>
                 c.first_get_us = num(&f, "first_get_us=").unwrap_or(f64::NAN);
                 c.attach_us = num(&f, "attach_us=").filter(|v| *v >= 0.0);
                 c.fence_us = num(&f, "fence_us=").filter(|v| *v >= 0.0);
+                c.fence_enter_ns = num(&f, "fence_enter_ns=").filter(|v| *v >= 0.0);
+                c.fence_exit_ns = num(&f, "fence_exit_ns=").filter(|v| *v >= 0.0);
                 c.rss_anon_kb = num(&f, "rss_anon_kb=").unwrap_or(f64::NAN);
                 c.pss_kb = num(&f, "pss_kb=").unwrap_or(f64::NAN);
                 c.rss_shmem_kb = num(&f, "rss_shmem_kb=").unwrap_or(f64::NAN);
@@ -614,6 +631,7 @@ mod tests {
                    du 0 /dev/shm/scale-pmixhost-1 bytes=8192 size=8192 files=1 path=/dev/shm/scale-pmixhost-1\n\
                    stats 0 init_us=250 first_get_us=17 fence_us=-1 rss_anon_kb=428 rss_shmem_kb=48 rss_file_kb=1 pss_kb=900 pss_anon_kb=428 pss_shmem_kb=11 vmhwm_kb=3\n";
         let err = "pmix-host: register_nspace_us=900\npmix-host: rshm_register_nspace_us=300\n\
+                   pmix-host: fence_nb_ns=100\npmix-host: fence_nb_ns=2000\n\
                    pmix-host: rshm_register_minflt=1234 cpu_us=450\n";
         let o = parse(Col::Direct, out, err, &plan).unwrap();
         assert_eq!(o.register_us, Some(300.0));
@@ -622,6 +640,7 @@ mod tests {
         assert_eq!(o.shared_bytes, Some(8192 + 4096));
         assert_eq!(o.clients[0].get[1], Some((150.0, 300.0)));
         assert_eq!(o.clients[0].fence_us, None);
+        assert_eq!(o.host_fence_ns, Some(2000.0));
         assert_eq!(median([3.0, 1.0, 2.0, f64::NAN]), Some(2.0));
     }
 }

@@ -16,9 +16,6 @@ use super::build;
 use super::report::{fmt_m, fmt_ns};
 use super::run::{self, median};
 
-pub const USAGE: &str = "scale --sets [--sets-m 1000,100000] [--sets-s 10,1000,10000]\n\
-     \x20            [--clients N] [--calls-fast N] [--calls-libpmix N] [--out DIR]";
-
 pub struct SetsArgs {
     pub ms: Vec<u32>,
     pub ss: Vec<u32>,
@@ -26,40 +23,6 @@ pub struct SetsArgs {
     pub calls_fast: u32,
     pub calls_libpmix: u32,
     pub out: Option<PathBuf>,
-}
-
-impl SetsArgs {
-    /// The flags after `--sets`; None on anything else.
-    pub fn parse(argv: &[String]) -> Option<SetsArgs> {
-        let mut a = SetsArgs {
-            ms: vec![1_000, 100_000],
-            ss: vec![10, 1_000, 10_000],
-            clients: 4,
-            calls_fast: 100_000,
-            calls_libpmix: 1_000,
-            out: None,
-        };
-        let list = |v: Option<&String>| -> Option<Vec<u32>> {
-            v?.split(',')
-                .map(|x| x.trim().replace('_', "").parse().ok())
-                .collect()
-        };
-        let mut it = argv.iter();
-        while let Some(x) = it.next() {
-            match x.as_str() {
-                "--sets" | "--bench" => {}
-                "--sets-m" => a.ms = list(it.next())?,
-                "--sets-s" => a.ss = list(it.next())?,
-                "--clients" => a.clients = it.next()?.parse().ok()?,
-                "--calls-fast" => a.calls_fast = it.next()?.parse().ok()?,
-                "--calls-libpmix" => a.calls_libpmix = it.next()?.parse().ok()?,
-                "--out" => a.out = Some(PathBuf::from(it.next()?)),
-                _ => return None,
-            }
-        }
-        let ok = a.clients > 0 && a.ms.iter().all(|&m| m >= a.clients) && !a.ss.contains(&0);
-        ok.then_some(a)
-    }
 }
 
 /// S sets over M ranks: set i is the block of M/S ranks (at least 1) from (i * M/S) mod M.

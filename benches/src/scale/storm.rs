@@ -24,40 +24,6 @@ pub struct StormArgs {
     pub out: Option<PathBuf>,
 }
 
-pub const USAGE: &str = "scale --commit-storm [--storm-n 16,64,..] [--storm-k 1,16,64]\n\
-     \x20            [--storm-bytes 200] [--storm-fence] [--storm-base DIR] [--out DIR]";
-
-impl StormArgs {
-    /// The storm's flags (after `--commit-storm`); None on anything else.
-    pub fn parse(argv: &[String]) -> Option<StormArgs> {
-        let mut a = StormArgs {
-            ns: vec![16, 64, 128, 256, 512, 1024],
-            ks: vec![1, 16, 64],
-            bytes: 200,
-            fence: false,
-            base: None,
-            out: None,
-        };
-        let list = |v: Option<&String>| -> Option<Vec<u32>> {
-            v?.split(',').map(|x| x.trim().parse().ok()).collect()
-        };
-        let mut it = argv.iter();
-        while let Some(x) = it.next() {
-            match x.as_str() {
-                "--commit-storm" | "--bench" => {}
-                "--storm-n" => a.ns = list(it.next())?,
-                "--storm-k" => a.ks = list(it.next())?,
-                "--storm-bytes" => a.bytes = it.next()?.parse().ok()?,
-                "--storm-fence" => a.fence = true,
-                "--storm-base" => a.base = Some(PathBuf::from(it.next()?)),
-                "--out" => a.out = Some(PathBuf::from(it.next()?)),
-                _ => return None,
-            }
-        }
-        (!a.ns.is_empty() && !a.ks.is_empty() && !a.ns.contains(&0)).then_some(a)
-    }
-}
-
 /// One (N, K) run.
 pub struct Row {
     pub n: u32,

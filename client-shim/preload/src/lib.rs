@@ -60,7 +60,7 @@ fn attached() -> bool {
         // Store and identity from the environment.
         let res = rshm_client::attach(None, None);
         if let Err(e) = &res {
-            if std::env::var_os("RSHM_PRELOAD_VERBOSE").is_some() {
+            if abi::verbose::level("RSHM_MCA_client_preload_verbose", "RSHM_PRELOAD_VERBOSE") > 0 {
                 eprintln!("rshm-preload: not attached ({}): {e}", e.status());
             }
         }

@@ -24,13 +24,13 @@ pub struct PMI2_Connect_comm_t {
 }
 
 /// Run an export's body and return its outcome as the return code (and a message on stderr
-/// when `$RSHM_PMI2_VERBOSE` is set). Each export calls it inside `ffi_or(PMI2_FAIL, ..)`: a
+/// when `RSHM_MCA_pmi2_verbose` > 0, or the deprecated `RSHM_PMI2_VERBOSE` is set). Each export calls it inside `ffi_or(PMI2_FAIL, ..)`: a
 /// panic is PMI2_FAIL.
 fn code(name: &str, body: impl FnOnce() -> Result<()>) -> c_int {
     match body() {
         Ok(()) => PMI2_SUCCESS,
         Err(e) => {
-            if std::env::var_os("RSHM_PMI2_VERBOSE").is_some() {
+            if abi::verbose::level("RSHM_MCA_pmi2_verbose", "RSHM_PMI2_VERBOSE") > 0 {
                 eprintln!("{name}: {e}");
             }
             e.code

@@ -62,9 +62,10 @@ fn store() -> MutexGuard<'static, Option<Store>> {
     STORE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// `RSHM_PRELOAD_VERBOSE` set: say on stderr what the store did and why a call was left out.
+/// `RSHM_MCA_server_preload_verbose` > 0 (or the deprecated `RSHM_PRELOAD_VERBOSE` set): say on
+/// stderr what the store did and why a call was left out.
 fn log(msg: impl FnOnce() -> String) {
-    if std::env::var_os("RSHM_PRELOAD_VERBOSE").is_some() {
+    if abi::verbose::level("RSHM_MCA_server_preload_verbose", "RSHM_PRELOAD_VERBOSE") > 0 {
         eprintln!("rshm-server-preload[{}]: {}", std::process::id(), msg());
     }
 }

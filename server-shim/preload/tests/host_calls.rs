@@ -193,7 +193,7 @@ fn a_host_forked_while_a_thread_is_inside_the_preload_exits_and_so_does_its_chil
     let mut host = Command::new(&exe)
         .env("PMIX_MCA_gds", "hash")
         .env("RSHM_DIR", &base)
-        .env("RSHM_PRELOAD_VERBOSE", "1")
+        .env("RSHM_MCA_server_preload_verbose", "1")
         .env("LD_PRELOAD", &preload)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

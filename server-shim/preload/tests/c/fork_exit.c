@@ -1,7 +1,7 @@
 /*
  * fork_exit: a host that forks while another of its threads is inside the server preload, and
  * whose child exits without exec (as a host's fork helper may). Run with the preload and
- * RSHM_PRELOAD_VERBOSE set:
+ * RSHM_MCA_server_preload_verbose=1:
  *   1. PMIx_server_init: the preload opens its store and registers its exit hook;
  *   2. stderr becomes a full pipe nobody reads, and a thread calls PMIx_server_register_nspace:
  *      the preload's log line blocks in write(2) while the preload holds its lock;

@@ -1,27 +1,22 @@
-//! `rshm write-loop`: a writer that publishes generation after generation until killed, for the
+//! `rshm-test-helpers write-loop`: a writer that publishes generation after generation until killed, for the
 //! crash tests (cli/tests/crash.rs). Every generation g writes two namespaces whose every value
 //! encodes g, so a reader can tell a whole generation from a torn one. It prints the store's path
 //! first, then `committed G` once `commit` of generation G (the `gen` its tables hold) has returned: the test's evidence of
 //! what was published before the kill.
 //!
-//! `rshm read-loop`: a reader to kill mid-read, or (`--hold`) one that keeps a pin out.
+//! `rshm-test-helpers read-loop`: a reader to kill mid-read, or (`--hold`) one that keeps a pin out.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 
-use crate::args::Args;
-
 /// Namespaces written each generation.
 pub const NAMESPACES: [&str; 2] = ["crash-a", "crash-b"];
 /// Ranks per namespace.
 pub const RANKS: u32 = 256;
 
-pub fn write_loop(argv: &[String]) -> Result<(), String> {
-    let a = Args::parse(argv, &["base", "gens"])?;
-    let base = PathBuf::from(a.opt("base").ok_or("--base is required")?);
-    let gens: u64 = a.get("gens", u64::MAX)?;
+pub fn write_loop(base: PathBuf, gens: u64) -> Result<(), String> {
     let mut w = Writer::create(StoreOptions {
         base_dir: Some(base),
         sweep: false,
@@ -51,27 +46,21 @@ pub fn write_loop(argv: &[String]) -> Result<(), String> {
     w.close().map_err(|e| e.to_string())
 }
 
-/// `rshm read-loop STORE`: get the job key `k` of namespace `ns` in a loop (for at most 30 s),
+/// `read-loop STORE`: get the job key `k` of namespace `ns` in a loop (for at most 30 s),
 /// to be killed mid-read by the crash tests.
 ///
-/// `rshm read-loop STORE --hold 1`: pin, borrow the table of `ns` and print its `k` as `pinned K`;
+/// `read-loop STORE --hold 1`: pin, borrow the table of `ns` and print its `k` as `pinned K`;
 /// keep that pin until a line arrives on stdin, then read `k` again through the same borrowed
 /// table and print `still K`: a reader that holds its view for as long as the test wants (and
 /// can be stopped meanwhile). (A new get through the pin would move to the newest generation.)
-pub fn read_loop(argv: &[String]) -> Result<(), String> {
-    let a = Args::parse(argv, &["hold"])?;
-    let store = PathBuf::from(
-        a.positional
-            .first()
-            .ok_or("read-loop needs a store directory")?,
-    );
+pub fn read_loop(store: PathBuf, hold: u32) -> Result<(), String> {
     let r = gds::Reader::attach(&store).map_err(|e| e.to_string())?;
     let k = |pin: &gds::Pin| {
         r.get(pin, "ns", part::DATA, Realm::Job, "k")
             .map(|v| v.as_u64().unwrap_or(0))
             .map_err(|e| e.to_string())
     };
-    if a.get("hold", 0u32)? != 0 {
+    if hold != 0 {
         let pin = r.pin();
         let table = r.table(&pin, "ns", part::DATA).map_err(|e| e.to_string())?;
         let held_k = || table.get(Realm::Job, "k").and_then(|v| v.as_u64());

@@ -1,4 +1,4 @@
-//! `rshm hold`: a writer that keeps a store alive until its stdin closes, for the sweep tests
+//! `rshm-test-helpers hold`: a writer that keeps a store alive until its stdin closes, for the sweep tests
 //! (cli/tests/sweep.rs): it creates a store in `--base` (no sweep), publishes `k` = 1 in
 //! namespace `ns`, prints `store PATH` and `pid PID`, then waits for end of file on stdin and
 //! closes the store. Killed instead, it leaves a dead store.
@@ -12,12 +12,7 @@ use std::path::PathBuf;
 
 use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 
-use crate::args::Args;
-
-pub fn hold(argv: &[String]) -> Result<(), String> {
-    let a = Args::parse(argv, &["base", "daemonize"])?;
-    let base = PathBuf::from(a.opt("base").ok_or("--base is required")?);
-    let daemonize: u8 = a.get("daemonize", 0)?;
+pub fn hold(base: PathBuf, daemonize: u8) -> Result<(), String> {
     let mut w = Writer::create(StoreOptions {
         base_dir: Some(base),
         sweep: false,
@@ -47,7 +42,7 @@ pub fn hold(argv: &[String]) -> Result<(), String> {
     w.close().map_err(|e| e.to_string())
 }
 
-/// fork(2): true in the parent, false in the child. The crate's only `unsafe`.
+/// fork(2): true in the parent, false in the child. The helpers' only `unsafe`.
 fn fork() -> Result<bool, String> {
     // SAFETY: this process is single-threaded here (`hold` starts no thread, and a table this
     // small is written without the prefault helper), so the child may run anything; it
