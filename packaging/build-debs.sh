@@ -6,7 +6,7 @@
 #   bash packaging/build-debs.sh STAGE OUT
 #
 # STAGE holds lib/ (librshm_server.so, librshm_client.so, librshm_pmi2.so with their sonames
-# set, librshm_server.a, librshm_preload.so, librshm_server_preload.so), bin/rshm and, when a
+# set, librshm_server.a, librshm_client_preload.so, librshm_server_preload.so), bin/rshm and, when a
 # component was built for this release's OpenPMIx, component/pmix_mca_gds_rshm.so. OUT receives
 # the .debs. Environment (set by scripts/package.sh): DEB_VERSION, UPSTREAM_VERSION,
 # DEB_SUITE, MAINTAINER, SOURCE_DATE_EPOCH. Run from the root of the source tree.
@@ -127,12 +127,14 @@ p=rshm-preload
 new_pkg $p
 d=$work/$p
 install -d "$d/usr/lib/$MA/rshm"
-for so in librshm_preload.so librshm_server_preload.so; do
+for so in librshm_client_preload.so librshm_server_preload.so; do
   install -m 0644 "$STAGE/lib/$so" "$d/usr/lib/$MA/rshm/$so"
   strip_lib "$d/usr/lib/$MA/rshm/$so"
 done
+# compat: old file name of the client preload, for one release (LD_PRELOAD lines written for it)
+ln -sf librshm_client_preload.so "$d/usr/lib/$MA/rshm/librshm_preload.so" # compat: old file name
 finish_pkg $p libs "$(shlibdeps "$d"/usr/lib/$MA/rshm/*.so)" "rshm preloads for unmodified OpenPMIx clients and servers
- LD_PRELOAD=/usr/lib/$MA/rshm/librshm_preload.so answers an unmodified OpenPMIx
+ LD_PRELOAD=/usr/lib/$MA/rshm/librshm_client_preload.so answers an unmodified OpenPMIx
  client's PMIx_Get from the rshm store its server announced (by libpmix otherwise);
  librshm_server_preload.so publishes an unmodified PMIx server's registrations into a store
  beside libpmix, whatever libpmix's version." "Multi-Arch: same"

@@ -16,7 +16,7 @@
 # set is built without the component package, and this script says so.
 #
 # Packages: librshm-server0, librshm-client0, librshm-pmi2-0 (the C libraries), rshm-preload
-# (librshm_preload.so, librshm_server_preload.so), librshm-dev (headers, pkg-config files,
+# (librshm_client_preload.so, librshm_server_preload.so), librshm-dev (headers, pkg-config files,
 # librshm_server.a), rshm (the command), pmix-gds-rshm (the component). Version
 # UPSTREAM-1~debNN. RSHM_DEB_MAINTAINER sets the Maintainer field (default: the last commit's
 # author).
@@ -62,8 +62,8 @@ export MAINTAINER=${RSHM_DEB_MAINTAINER:-$(git log -1 --format='%an <%ae>' 2>/de
 [ -n "$MAINTAINER" ] || die "set RSHM_DEB_MAINTAINER (\"Name <address>\")"
 
 echo "package.sh: $suite: rshm $DEB_VERSION"
-cargo build --release -q -p server-shim -p client-shim -p rshm-preload -p rshm-server-preload \
-  -p rshm-pmi2 -p rshm-cli -p rshm-gds-component
+cargo build --release -q -p rshm-server -p rshm-client -p rshm-client-preload -p rshm-server-preload \
+  -p rshm-pmi2 -p rshm-cli -p rshm-component
 rel=$target/release
 rm -rf "$stage"
 mkdir -p "$stage/lib" "$stage/bin" "$stage/component"
@@ -74,7 +74,7 @@ done
 # librshm_pmi2.so carries an rpath to libpmix's private directory (pmi2/build.rs); Debian's
 # libpmix package links libpmix.so.2 into the default search path, so the packaged one needs none.
 patchelf --remove-rpath "$stage/lib/librshm_pmi2.so"
-cp "$rel/librshm_server.a" "$rel/librshm_preload.so" "$rel/librshm_server_preload.so" "$stage/lib/"
+cp "$rel/librshm_server.a" "$rel/librshm_client_preload.so" "$rel/librshm_server_preload.so" "$stage/lib/"
 cp "$rel/rshm" "$stage/bin/"
 
 inchroot() { bash scripts/chroot.sh run --bind-rw "$ROOT" "$suite" "$@"; }

@@ -15,7 +15,7 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 
 step "loom models (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:=3})"
 RUSTFLAGS="--cfg gds_loom --cfg crossbeam_loom" CARGO_TARGET_DIR=target/loom \
-  LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS cargo test -q -p loom-tests --release
+  LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS cargo test -q -p rshm-loom-tests --release
 
 step "OpenPMIx host program against Debian's libpmix"
 make -s -C tools/pmix-host check
@@ -83,7 +83,7 @@ else
 fi
 
 step "doc tests (the reader's compile_fail examples among them)"
-cargo test -q --doc -p gds
+cargo test -q --doc -p rshm-gds
 
 step "decoding code under valgrind (no Miri or sanitizers on stable)"
 bash scripts/valgrind.sh

@@ -17,7 +17,7 @@ for t in "${targets[@]}"; do
   exes+=("$exe")
 done
 # The crate's own unit tests of the decoders (column blocks, node index, value bytes).
-lib=$(cargo test -q -p gds --lib --no-run --message-format=json 2>/dev/null |
+lib=$(cargo test -q -p rshm-gds --lib --no-run --message-format=json 2>/dev/null |
   sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n1)
 
 memcheck() {
@@ -30,7 +30,7 @@ done
 echo "valgrind: gds unit tests of the decoders"
 memcheck "$lib" --test-threads=1 -q column_blocks node_names bytes value
 # topo's readers of store bytes: the relative-locality table (hostile bytes), the list form.
-topo_lib=$(cargo test -q -p topo --lib --no-run --message-format=json 2>/dev/null |
+topo_lib=$(cargo test -q -p rshm-topo --lib --no-run --message-format=json 2>/dev/null |
   sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n1)
 echo "valgrind: topo unit tests of the table and list decoders"
 memcheck "$topo_lib" --test-threads=1 -q table cpulist relative

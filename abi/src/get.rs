@@ -1,12 +1,12 @@
 //! PMIx_Get's `info` array read into what the store needs: the directives the answer policy
-//! decides on (`gds::jobdata::policy`: realm qualifiers, data scope, refresh, unknown required
+//! decides on (`rshm_gds::jobdata::policy`: realm qualifiers, data scope, refresh, unknown required
 //! directives) and the return mode.
 
 #![forbid(unsafe_code)]
 
-use gds::jobdata::Directives;
-use gds::modex::Scope;
-use gds::Value;
+use rshm_gds::jobdata::Directives;
+use rshm_gds::modex::Scope;
+use rshm_gds::Value;
 
 use crate::c::fixed_str;
 use crate::types::{keys::*, pmix_info_t, PMIX_INFO_REQD};

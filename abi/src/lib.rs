@@ -42,11 +42,11 @@ pub enum AbiError {
     /// refused before anything is allocated.
     TooLarge(String),
     /// The store's own error.
-    Store(gds::Error),
+    Store(rshm_gds::Error),
 }
 
-impl From<gds::Error> for AbiError {
-    fn from(e: gds::Error) -> Self {
+impl From<rshm_gds::Error> for AbiError {
+    fn from(e: rshm_gds::Error) -> Self {
         AbiError::Store(e)
     }
 }
@@ -84,8 +84,8 @@ impl AbiError {
 }
 
 /// The status of a store error (docs/ffi.md has the table).
-pub fn store_status(e: &gds::Error) -> pmix_status_t {
-    use gds::Error as E;
+pub fn store_status(e: &rshm_gds::Error) -> pmix_status_t {
+    use rshm_gds::Error as E;
     match e {
         E::NotFound => PMIX_ERR_NOT_FOUND,
         E::ExistsOutsideScope => PMIX_ERR_EXISTS_OUTSIDE_SCOPE,

@@ -277,7 +277,7 @@ pub mod status {
 
 /// `PMIX_RANK_WILDCARD`, `PMIX_RANK_UNDEF` and `PMIX_RANK_VALID` (`pmix_rank_t`): gds's, whose
 /// Get rules read them.
-pub use gds::jobdata::query::{RANK_UNDEF, RANK_VALID, RANK_WILDCARD};
+pub use rshm_gds::jobdata::query::{RANK_UNDEF, RANK_VALID, RANK_WILDCARD};
 
 /// Attribute keys the shims read (pmix_common.h spelling; checked against it by the C test).
 pub mod keys {

@@ -1,11 +1,11 @@
-//! The Rust mirrors of `abi::types` against Debian's real `pmix_common.h` (OpenPMIx 4.2.2): a
+//! The Rust mirrors of `rshm_abi::types` against Debian's real `pmix_common.h` (OpenPMIx 4.2.2): a
 //! C program generated from the tables below is compiled with `cc $(pkg-config --cflags pmix)`
 //! (`-std=c11 -Wall -Wextra -Werror -pedantic`) and prints, for every mirrored struct, its size
 //! and the offset and size of every field (every member of the `pmix_value_t` union too); the
-//! value of every constant of `abi::types::status`, every key of `abi::types::keys`,
-//! `PMIX_INFO_REQD` and the buffer sizes; every data type code of `gds::value::types` against
+//! value of every constant of `rshm_abi::types::status`, every key of `rshm_abi::types::keys`,
+//! `PMIX_INFO_REQD` and the buffer sizes; every data type code of `rshm_gds::value::types` against
 //! the header's `PMIX_*` macro; and, for every type code, the size of one C array element, which
-//! must equal `abi::c::elem_size`. Any difference fails.
+//! must equal `rshm_abi::c::elem_size`. Any difference fails.
 //!
 //! The tables must name every constant: the test also reads the constant names out of
 //! `abi/src/types.rs` and `gds/src/value.rs` and fails if one is missing here.
@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use abi::c::elem_size;
-use abi::types::*;
-use gds::value::types as t;
+use rshm_abi::c::elem_size;
+use rshm_abi::types::*;
+use rshm_gds::value::types as t;
 
 /// One line the C program prints, and the value Rust expects there.
 struct Check {
@@ -117,7 +117,7 @@ macro_rules! key_strings {
     }};
 }
 
-/// Data type codes: `gds::value::types::X` against `PMIX_X`, and `abi::c::elem_size(X)`
+/// Data type codes: `rshm_gds::value::types::X` against `PMIX_X`, and `rshm_abi::c::elem_size(X)`
 /// against the size of the C element type (`-` for none: not storable in an array).
 macro_rules! type_codes {
     ($checks:expr, $($name:ident = $cty:literal),* $(,)?) => {{
@@ -219,7 +219,7 @@ fn checks() -> Checks {
     c.num("KEY_BUF", "(long long) (PMIX_MAX_KEYLEN + 1)", KEY_BUF);
 
     {
-        use abi::types::status::*;
+        use rshm_abi::types::status::*;
         constants!(
             &mut c,
             PMIX_SUCCESS,
@@ -243,17 +243,17 @@ fn checks() -> Checks {
     c.num(
         "RANK_WILDCARD",
         "(long long) PMIX_RANK_WILDCARD",
-        abi::types::RANK_WILDCARD,
+        rshm_abi::types::RANK_WILDCARD,
     );
     c.num(
         "RANK_UNDEF",
         "(long long) PMIX_RANK_UNDEF",
-        abi::types::RANK_UNDEF,
+        rshm_abi::types::RANK_UNDEF,
     );
     c.num(
         "RANK_VALID",
         "(long long) PMIX_RANK_VALID",
-        abi::types::RANK_VALID,
+        rshm_abi::types::RANK_VALID,
     );
     constants!(&mut c, PMIX_INFO_REQD);
     key_strings!(
@@ -414,7 +414,7 @@ fn every_table_names_every_constant() {
         // PMIX_REGEX2 (74) is OpenPMIx 7.0's, absent from 4.2.2's header; regex2.sh (the
         // server preload in the Debian unstable chroot) uses it against the real one.
         if n != "REGEX2" && !has("type PMIX_", &n) {
-            missing.push(format!("gds::value::types::{n}"));
+            missing.push(format!("rshm_gds::value::types::{n}"));
         }
     }
     assert!(

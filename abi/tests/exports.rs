@@ -54,7 +54,7 @@ fn exports(src: &str) -> Vec<(String, bool)> {
         }
         let close = matching(b, open);
         let body = code[open + 1..close - 1].trim();
-        let body = body.strip_prefix("abi::").unwrap_or(body);
+        let body = body.strip_prefix("rshm_abi::").unwrap_or(body);
         let wrapped = BOUNDARY.iter().any(|f| body.starts_with(f)) && {
             let call_end = matching(b, open + 1 + code[open + 1..].find('(').expect("call"));
             matches!(code[call_end..close - 1].trim(), "" | ";")
@@ -122,7 +122,7 @@ fn the_scan_finds_an_unwrapped_export() {
         #[no_mangle]
         pub extern "C" fn good(x: *const u8) -> usize { ffi_or(0, || { let s = "}{("; s.len() }) }
         #[no_mangle]
-        pub unsafe extern "C" fn partly(x: i32) -> i32 { abi::ffi_or(0, || x); x }
+        pub unsafe extern "C" fn partly(x: i32) -> i32 { rshm_abi::ffi_or(0, || x); x }
         #[no_mangle]
         pub extern "C" fn bare() -> usize { 0 } // ffi_or(
     "#;

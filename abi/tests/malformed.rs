@@ -6,15 +6,15 @@
 use core::ffi::c_char;
 use core::ptr;
 
-use abi::c::{
+use rshm_abi::c::{
     check_infos, destruct_value, elem_size, read_infos, read_value, reg_infos, write_value,
     zeroed_value,
 };
-use abi::types::*;
-use abi::AbiError;
-use gds::jobdata::keys;
-use gds::value::{types as t, Coord, Endpoint, Envar, Geometry, Proc, ProcInfo};
-use gds::{DataArray, Info, Value};
+use rshm_abi::types::*;
+use rshm_abi::AbiError;
+use rshm_gds::jobdata::keys;
+use rshm_gds::value::{types as t, Coord, Endpoint, Envar, Geometry, Proc, ProcInfo};
+use rshm_gds::{DataArray, Info, Value};
 
 const CYCLE: &str = "values nested too deeply (a cycle?)";
 const OUTSIDE: &str = "a value of type PMIX_INFO/PMIX_VALUE outside an array";
@@ -53,7 +53,7 @@ fn read(infos: &[pmix_info_t]) -> Result<Vec<Info>, AbiError> {
     let in_place = unsafe { reg_infos(infos.as_ptr(), infos.len()) }
         .map_err(|e| e.to_string())
         .and_then(|view| {
-            gds::jobdata::build(Some("node0"), view)
+            rshm_gds::jobdata::build(Some("node0"), view)
                 .map(drop)
                 .map_err(|e| e.to_string())
         });
@@ -216,7 +216,7 @@ fn arrays_the_registration_reads_itself_are_checked_by_that_walk() {
     );
     // SAFETY: a live slice of initialised infos.
     let view = unsafe { reg_infos(null_map.as_ptr(), null_map.len()) }.expect("view");
-    let e = gds::jobdata::build(Some("node0"), view)
+    let e = rshm_gds::jobdata::build(Some("node0"), view)
         .map(drop)
         .unwrap_err();
     assert!(e.to_string().contains("pmix.nmap must be a string"), "{e}");
@@ -431,7 +431,7 @@ fn every_value_type_round_trips_through_its_c_form() {
             osname: "ib0".into(),
             coordinates: vec![coord.clone(), coord],
         }),
-        Value::DeviceDistance(gds::value::DeviceDistance {
+        Value::DeviceDistance(rshm_gds::value::DeviceDistance {
             uuid: "u".into(),
             osname: "mlx5_0".into(),
             device_type: 8,
@@ -465,7 +465,7 @@ fn every_value_type_round_trips_through_its_c_form() {
 /// leaves the output `PMIX_UNDEF`, as `rshm_client_get_into` promises, not half typed.
 #[test]
 fn a_stored_value_that_cannot_be_written_leaves_the_output_undef() {
-    use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Writer};
+    use rshm_gds::{part, Reader, Realm, StoreOptions, TableBuilder, Writer};
     let dir = tempfile::tempdir().expect("tempdir");
     let mut t = TableBuilder::new();
     t.insert(Realm::Job, "k.str", &Value::String("a\0b".into()))
@@ -485,7 +485,7 @@ fn a_stored_value_that_cannot_be_written_leaves_the_output_undef() {
         .get(&pin, "ns", part::DATA, Realm::Job, "k.str")
         .expect("get");
     let mut c = zeroed_value();
-    let err = abi::c::write_stored(&mut c, &v).expect_err("a NUL inside");
+    let err = rshm_abi::c::write_stored(&mut c, &v).expect_err("a NUL inside");
     assert_eq!(
         (err.status(), err.to_string().as_str()),
         (

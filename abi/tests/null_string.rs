@@ -4,10 +4,10 @@
 
 use core::ptr;
 
-use abi::c::{alloc_stored, free_value, read_value, write_value, zeroed_value};
-use abi::types::*;
-use gds::value::types as t;
-use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_abi::c::{alloc_stored, free_value, read_value, write_value, zeroed_value};
+use rshm_abi::types::*;
+use rshm_gds::value::types as t;
+use rshm_gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 fn null_string() -> pmix_value_t {
     let mut c = zeroed_value();

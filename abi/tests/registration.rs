@@ -1,10 +1,10 @@
 //! A registration read in place from its C array (`reg_infos`, what the server shim does) gives
 //! the same segment as the same array converted first (`read_infos`) and as the Rust infos.
 
-use abi::c::{c_info, destruct_value, read_infos, reg_infos};
-use abi::types::pmix_info_t;
-use gds::jobdata::{self, synthetic};
-use gds::{Info, Value};
+use rshm_abi::c::{c_info, destruct_value, read_infos, reg_infos};
+use rshm_abi::types::pmix_info_t;
+use rshm_gds::jobdata::{self, synthetic};
+use rshm_gds::{Info, Value};
 
 fn to_c(infos: &[Info]) -> Vec<pmix_info_t> {
     infos.iter().map(|i| c_info(i).unwrap()).collect()

@@ -2,9 +2,9 @@
 //! is unreachable, an absent name is not found, a store of another format is an init failure,
 //! and a damaged one is a plain error.
 
-use abi::types::status::*;
-use abi::{store_status, AbiError};
-use gds::Error;
+use rshm_abi::types::status::*;
+use rshm_abi::{store_status, AbiError};
+use rshm_gds::Error;
 
 #[test]
 fn each_store_condition_has_its_status() {

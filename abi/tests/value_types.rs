@@ -7,11 +7,13 @@
 use core::ffi::c_char;
 use core::ptr;
 
-use abi::c::{alloc_stored, destruct_value, free_value, read_value, write_value, zeroed_value};
-use abi::types::*;
-use gds::packed_array::{self as packed, PackedArray};
-use gds::value::{types as t, App, PData, Proc, Query, RegAttr};
-use gds::{part, Info, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_abi::c::{
+    alloc_stored, destruct_value, free_value, read_value, write_value, zeroed_value,
+};
+use rshm_abi::types::*;
+use rshm_gds::packed_array::{self as packed, PackedArray};
+use rshm_gds::value::{types as t, App, PData, Proc, Query, RegAttr};
+use rshm_gds::{part, Info, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 /// Store each value under its own key, and read each back through the client's conversion.
 /// Returns the C values the client got (to be freed with `free_value`).
@@ -299,7 +301,7 @@ fn a_fixed_width_array_is_one_copy_of_its_bytes() {
 fn the_packed_widths_are_the_c_element_sizes() {
     for ty in 0..=u16::from(u8::MAX) {
         if let Some(w) = packed::width(ty) {
-            assert_eq!(Some(w), abi::c::elem_size(ty), "type {ty}");
+            assert_eq!(Some(w), rshm_abi::c::elem_size(ty), "type {ty}");
         }
     }
     assert!(PackedArray::from_items(t::STRING, &[]).is_none());

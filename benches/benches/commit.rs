@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use gds::modex::Scope;
 use rshm_benches::storm;
+use rshm_gds::modex::Scope;
 
 const K: u32 = 16;
 const BYTES: usize = 200;

@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use gds::{part, Reader, Realm, TableBuilder, Value, Writer};
+use rshm_gds::{part, Reader, Realm, TableBuilder, Value, Writer};
 
 use rshm_benches::PROC_KEYS as KEYS;
 
@@ -27,7 +27,7 @@ fn store(ranks: u32) -> Writer {
 fn bench(c: &mut Criterion) {
     let w = store(1000);
     let r = Reader::attach(w.path()).unwrap();
-    let get_job = |pin: &gds::Pin| {
+    let get_job = |pin: &rshm_gds::Pin| {
         black_box(
             r.get(
                 pin,

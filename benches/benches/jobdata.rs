@@ -19,9 +19,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::{part, Info, Reader, Writer};
 use rshm_benches::{host, registration};
+use rshm_gds::jobdata::{self, Qualifiers, TargetRank};
+use rshm_gds::{part, Info, Reader, Writer};
 
 use rshm_benches::PROC_KEYS as KEYS;
 const PPN: u32 = 64;

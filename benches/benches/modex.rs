@@ -19,10 +19,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use gds::jobdata::TargetRank;
-use gds::modex::{self, FenceBatch, Posted};
-use gds::{part, Reader, StoreOptions, Writer};
 use rshm_benches::{card_batch, cards};
+use rshm_gds::jobdata::TargetRank;
+use rshm_gds::modex::{self, FenceBatch, Posted};
+use rshm_gds::{part, Reader, StoreOptions, Writer};
 
 fn fence(w: &mut Writer, p: &Posted) {
     let mut tx = w.begin();

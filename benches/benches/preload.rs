@@ -1,4 +1,4 @@
-//! Preloaded `PMIx_Get` (librshm_preload.so answering from shared memory) against Debian's
+//! Preloaded `PMIx_Get` (librshm_client_preload.so answering from shared memory) against Debian's
 //! libpmix 4.2.2 `PMIx_Get` (`PMIX_MCA_gds=hash`) on the same job, in one run: tools/pmix-host
 //! registers examples/job-2node.txt (with `--rshm` beside libpmix for the preloaded run) and one
 //! real client runs `bench` lines: n PMIx_Get + PMIX_VALUE_RELEASE of one key, timed in batches
@@ -28,9 +28,9 @@ fn libs(root: &std::path::Path) -> (PathBuf, PathBuf) {
             "-q",
             "--release",
             "-p",
-            "server-shim",
+            "rshm-server",
             "-p",
-            "rshm-preload",
+            "rshm-client-preload",
             "--lib",
         ])
         .status()
@@ -41,7 +41,10 @@ fn libs(root: &std::path::Path) -> (PathBuf, PathBuf) {
         .map(|p| if p.is_absolute() { p } else { root.join(p) })
         .unwrap_or_else(|| root.join("target"));
     let d = target.join("release");
-    (d.join("librshm_server.so"), d.join("librshm_preload.so"))
+    (
+        d.join("librshm_server.so"),
+        d.join("librshm_client_preload.so"),
+    )
 }
 
 /// Run one client over the bench corpus; return key → (p50, p99) in ns.

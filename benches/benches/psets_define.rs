@@ -4,7 +4,7 @@
 //! into the S already there, each publishing one generation (median, p99 and max of each: the
 //! max is the bound that matters, every call must stay under it); and what a reader pays for a
 //! Get among them: `PMIX_PSET_NAMES` of a process and `PMIX_PSET_MEMBERS` of a set, read from
-//! the store's chunks (`gds::psets::read` and the answer built, as the client library does
+//! the store's chunks (`rshm_gds::psets::read` and the answer built, as the client library does
 //! before converting it to C). Each call's wall time, and its own time (the wall time less its
 //! wait on the run queue: what is left when the machine is shared). Not criterion: each number is one call (or the spread of many),
 //! printed. `cargo bench -p rshm-benches --bench psets_define`; with `-- --test` a smoke run at
@@ -12,8 +12,8 @@
 
 use std::time::{Duration, Instant};
 
-use gds::psets;
-use gds::{Info, Reader, Value};
+use rshm_gds::psets;
+use rshm_gds::{Info, Reader, Value};
 use rshm_server::server::{Server, ServerOptions};
 
 /// Ranks per set, consecutive and disjoint from the other sets'.

@@ -15,9 +15,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, Criterion, Throughput};
-use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::{part, Reader};
 use rshm_benches::{host, registration};
+use rshm_gds::jobdata::{self, Qualifiers, TargetRank};
+use rshm_gds::{part, Reader};
 
 const CHILD: &str = "RSHM_BENCH_READER";
 const RANKS: u32 = 1000;

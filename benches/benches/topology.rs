@@ -9,7 +9,7 @@
 //!   ranks of the synthetic node, each bound to its own PU (256 distinct locality strings):
 //!   `table` (one pin, the namespace's table validated once, then one lookup per pair),
 //!   `table_per_call` (`Client::relative_locality` per pair: pin, table, validation, lookup:
-//!   what `rshm_client_relative_locality` does), `parse_strings` (`topo::relative_locality` of
+//!   what `rshm_client_relative_locality` does), `parse_strings` (`rshm_topo::relative_locality` of
 //!   the two strings per pair, libpmix's algorithm without hwloc: what the interposed
 //!   `PMIx_Get_relative_locality` does). Printed beside them: libpmix 4.2.2's own
 //!   `PMIx_Get_relative_locality` over the same pairs (tools/pmix-host/locality-check.c).
@@ -17,10 +17,10 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use gds::{Info, Value};
 use rshm_client::Client;
+use rshm_gds::{Info, Value};
 use rshm_server::server::{Server, ServerOptions};
-use topo::topology::{load, Source};
+use rshm_topo::topology::{load, Source};
 
 const SYNTHETIC: &str = "pack:2 core:64 pu:2";
 const RANKS: u32 = 256;
@@ -65,12 +65,12 @@ fn topology_load(c: &mut Criterion) {
             b.iter(|| load(&source).unwrap())
         });
         g.bench_function(BenchmarkId::new(name, "xml_import"), |b| {
-            b.iter(|| topo::from_xml(&xml).unwrap())
+            b.iter(|| rshm_topo::from_xml(&xml).unwrap())
         });
         g.bench_function(BenchmarkId::new(name, "store"), |b| {
             b.iter(|| {
                 client
-                    .with_topology_xml(|x| topo::from_xml(x).unwrap())
+                    .with_topology_xml(|x| rshm_topo::from_xml(x).unwrap())
                     .unwrap()
             })
         });
@@ -99,8 +99,9 @@ fn relative_locality(c: &mut Criterion) {
                 for b in 0..RANKS {
                     sum[0] += t.lookup(a, b).unwrap() as u64;
                     sum[1] += client.relative_locality("job", a, b).unwrap() as u64;
-                    sum[2] += topo::relative_locality(&strings[a as usize], &strings[b as usize])
-                        .unwrap() as u64;
+                    sum[2] +=
+                        rshm_topo::relative_locality(&strings[a as usize], &strings[b as usize])
+                            .unwrap() as u64;
                 }
             }
         })
@@ -143,7 +144,7 @@ fn relative_locality(c: &mut Criterion) {
             let mut acc = 0u32;
             for x in &strings {
                 for y in &strings {
-                    acc = acc.wrapping_add(topo::relative_locality(x, y).unwrap() as u32);
+                    acc = acc.wrapping_add(rshm_topo::relative_locality(x, y).unwrap() as u32);
                 }
             }
             acc

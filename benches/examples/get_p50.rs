@@ -17,9 +17,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::{part, Reader};
 use rshm_benches::{host, registration, xorshift, PROC_KEYS};
+use rshm_gds::jobdata::{self, Qualifiers, TargetRank};
+use rshm_gds::{part, Reader};
 
 const BATCH: usize = 256;
 const BATCHES: usize = 4000;

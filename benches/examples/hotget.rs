@@ -1,6 +1,6 @@
 //! A fixed loop of hot gets, for instruction-level profiling:
 //! `valgrind --tool=callgrind target/release/examples/hotget`.
-use gds::{part, Reader, Realm, TableBuilder, Value};
+use rshm_gds::{part, Reader, Realm, TableBuilder, Value};
 
 fn main() {
     let mut t = TableBuilder::new();

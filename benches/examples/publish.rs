@@ -9,8 +9,8 @@
 //! second fence (every card replaced: the merge path) is timed too.
 use std::time::Instant;
 
-use gds::modex::Posted;
-use gds::{part, StoreOptions, Writer};
+use rshm_gds::modex::Posted;
+use rshm_gds::{part, StoreOptions, Writer};
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3

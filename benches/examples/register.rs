@@ -14,12 +14,12 @@ fn main() {
     // node arrays): local rank, node rank, node id and hostname are derived from the maps.
     let maps_only = std::env::var_os("RSHM_MAPS_ONLY").is_some_and(|v| v == "1");
     let infos = if maps_only {
-        gds::jobdata::synthetic::registration_maps(ranks, 64)
+        rshm_gds::jobdata::synthetic::registration_maps(ranks, 64)
     } else {
         rshm_benches::registration(ranks, 64)
     };
     let t1 = Instant::now();
-    let (t, s) = gds::jobdata::build(Some("node00000"), &infos).unwrap();
+    let (t, s) = rshm_gds::jobdata::build(Some("node00000"), &infos).unwrap();
     let t2 = Instant::now();
     let bytes = t.encode(1).unwrap();
     let t3 = Instant::now();
@@ -29,7 +29,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     for _ in 0..repeat {
-        std::hint::black_box(gds::jobdata::build(Some("node00000"), &infos).unwrap());
+        std::hint::black_box(rshm_gds::jobdata::build(Some("node00000"), &infos).unwrap());
     }
     println!(
         "{} ranks{}, {} bytes: registration array {:.0} ms (not timed by the bench), build {:.0} ms, encode {:.0} ms",

@@ -8,8 +8,8 @@
 //! as PRRTE sends), which are stored as entries of the rank.
 use std::time::Instant;
 
-use abi::c::{c_info, destruct_value, read_infos, reg_infos};
-use abi::types::pmix_info_t;
+use rshm_abi::c::{c_info, destruct_value, read_infos, reg_infos};
+use rshm_abi::types::pmix_info_t;
 
 fn main() {
     let ranks: u32 = std::env::args()
@@ -50,7 +50,7 @@ fn main() {
             // SAFETY: `c` is a live array of infos written by `c_info`.
             let infos = unsafe { read_infos(c.as_ptr(), c.len()) }.unwrap();
             let t1 = Instant::now();
-            let old = gds::jobdata::build(host, &infos).unwrap().0;
+            let old = rshm_gds::jobdata::build(host, &infos).unwrap().0;
             let t2 = Instant::now();
             drop(infos);
             (old, t1, t2)
@@ -58,12 +58,12 @@ fn main() {
         let t3 = Instant::now();
         let (old, t1, t2) = match old {
             Some(o) => o,
-            None => (gds::TableBuilder::new(), t0, t0),
+            None => (rshm_gds::TableBuilder::new(), t0, t0),
         };
         // SAFETY: as above; `c` outlives the view and is not changed meanwhile.
         let view = unsafe { reg_infos(c.as_ptr(), c.len()) }.unwrap();
         let t4 = Instant::now();
-        let (new, s) = gds::jobdata::build(host, view).unwrap();
+        let (new, s) = rshm_gds::jobdata::build(host, view).unwrap();
         let t5 = Instant::now();
         let bytes = new.encode(1).unwrap();
         let t6 = Instant::now();
@@ -100,14 +100,14 @@ fn touch_walk(c: &[pmix_info_t]) -> u64 {
     let mut sum = 0u64;
     for i in c {
         sum = sum.wrapping_add(i.key[5] as u64);
-        if i.value.type_ != gds::value::types::DATA_ARRAY {
+        if i.value.type_ != rshm_gds::value::types::DATA_ARRAY {
             continue;
         }
         // SAFETY: `c_info` wrote this value as a data array: `darray` points to a live
         // pmix_data_array_t whose `array` holds `size` infos (the proc arrays' elements).
         unsafe {
             let da = i.value.data.darray;
-            if (*da).type_ != gds::value::types::INFO {
+            if (*da).type_ != rshm_gds::value::types::INFO {
                 continue;
             }
             let e = (*da).array.cast::<pmix_info_t>();
@@ -124,22 +124,24 @@ fn touch_walk(c: &[pmix_info_t]) -> u64 {
 }
 
 /// Two keys more in every proc array: PMIX_REINCARNATION and PMIX_LOCALITY_STRING.
-fn add_extras(infos: &mut [gds::Info]) {
+fn add_extras(infos: &mut [rshm_gds::Info]) {
     let procs = infos.iter_mut().filter(|i| i.key == "pmix.pdata");
     for (rank, info) in procs.enumerate() {
-        let gds::Value::DataArray(a) = &mut info.value else {
+        let rshm_gds::Value::DataArray(a) = &mut info.value else {
             continue;
         };
-        a.items.push(gds::Value::Info(Box::new(gds::Info::new(
-            "pmix.reinc",
-            gds::Value::Uint32(0),
-        ))));
-        a.items.push(gds::Value::Info(Box::new(gds::Info::new(
-            "pmix.locstr",
-            gds::Value::String(format!(
-                "SK0:L3{}:L2{rank}:L1{rank}:CR{rank}:HT{rank}",
-                rank % 2
-            )),
-        ))));
+        a.items
+            .push(rshm_gds::Value::Info(Box::new(rshm_gds::Info::new(
+                "pmix.reinc",
+                rshm_gds::Value::Uint32(0),
+            ))));
+        a.items
+            .push(rshm_gds::Value::Info(Box::new(rshm_gds::Info::new(
+                "pmix.locstr",
+                rshm_gds::Value::String(format!(
+                    "SK0:L3{}:L2{rank}:L1{rank}:CR{rank}:HT{rank}",
+                    rank % 2
+                )),
+            ))));
     }
 }

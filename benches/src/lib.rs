@@ -4,10 +4,10 @@
 
 pub mod storm;
 
-use gds::modex::{FenceBatch, Posted, Scope};
-use gds::{part, StoreOptions, TableBuilder, Value, Writer};
+use rshm_gds::modex::{FenceBatch, Posted, Scope};
+use rshm_gds::{part, StoreOptions, TableBuilder, Value, Writer};
 
-pub use gds::jobdata::synthetic::{host, registration};
+pub use rshm_gds::jobdata::synthetic::{host, registration};
 
 /// A new store (default base directory) with `table` published as namespace `ns`.
 pub fn publish(ns: &str, table: &TableBuilder) -> Writer {

@@ -2,9 +2,9 @@
 //! `benches/commit.rs`: a server holding an N-rank local job (plus N remote ranks for a fence),
 //! and the K values one rank commits.
 
-use gds::jobdata::synthetic::{host, registration};
-use gds::modex::Scope;
-use gds::Value;
+use rshm_gds::jobdata::synthetic::{host, registration};
+use rshm_gds::modex::Scope;
+use rshm_gds::Value;
 use rshm_server::{PostedData, PostedValue, Server, ServerOptions};
 use std::path::PathBuf;
 

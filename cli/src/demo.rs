@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
-use gds::{part, Reader, StoreOptions, Value, Writer};
+use rshm_gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+use rshm_gds::{part, Reader, StoreOptions, Value, Writer};
 
 use crate::measure::{bytes, percentile, status_kb};
 use crate::out::{outln, Fail};
@@ -235,12 +235,12 @@ pub fn worker(a: &WorkerArgs) -> Result<(), Fail> {
     let t = Instant::now();
     let r = Reader::attach(store).map_err(|e| e.to_string())?;
     let attach_us = t.elapsed().as_secs_f64() * 1e6;
-    let err = |e: gds::Error| e.to_string();
+    let err = |e: rshm_gds::Error| e.to_string();
     // This reader plays a client of the job: its own rank, for "my node"/"my app" defaults.
     let me = (rng.0 % ranks.max(1) as u64) as u32;
     let none = Qualifiers::default();
     // PMIx_Get(proc, key) with no qualifiers, by the rules of standard ch. 6.
-    let get = |pin: &gds::Pin, rank: TargetRank, key: &str| -> Result<Value, String> {
+    let get = |pin: &rshm_gds::Pin, rank: TargetRank, key: &str| -> Result<Value, String> {
         let t = r.table(pin, NSPACE, part::DATA).map_err(err)?;
         jobdata::get(t, None, Some(me), rank, key, &none)
             .map(|v| v.to_value())

@@ -2,9 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use gds::jobdata::TargetRank;
-use gds::modex::{self, Scope};
-use gds::{Error, Pin, Reader, Realm};
+use rshm_gds::jobdata::TargetRank;
+use rshm_gds::modex::{self, Scope};
+use rshm_gds::{Error, Pin, Reader, Realm};
 
 use crate::out::{outln, Fail};
 
@@ -93,7 +93,7 @@ pub fn get(store: &Path, ns: &str, realm: &str, key: &str) -> Result<(), Fail> {
         return get_posted(&r, &pin, ns, posted, key);
     }
     let v = r
-        .get(&pin, ns, gds::part::DATA, parse_realm(realm)?, key)
+        .get(&pin, ns, rshm_gds::part::DATA, parse_realm(realm)?, key)
         .map_err(|e| e.to_string())?;
     outln!("{:?}", v.to_value())?;
     Ok(())
@@ -148,8 +148,8 @@ fn scope_text(s: Scope) -> &'static str {
 }
 
 pub fn sweep(base: Option<PathBuf>) -> Result<(), Fail> {
-    let base = base.unwrap_or_else(gds::default_base_dir);
-    let report = gds::sweep_dead_stores(&base).map_err(|e| e.to_string())?;
+    let base = base.unwrap_or_else(rshm_gds::default_base_dir);
+    let report = rshm_gds::sweep_dead_stores(&base).map_err(|e| e.to_string())?;
     outln!("swept {}", report.base.display())?;
     for p in &report.removed {
         outln!("removed {}", p.display())?;

@@ -10,7 +10,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 pub fn hold(base: PathBuf, daemonize: u8) -> Result<(), String> {
     let mut w = Writer::create(StoreOptions {

@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 /// Namespaces written each generation.
 pub const NAMESPACES: [&str; 2] = ["crash-a", "crash-b"];
@@ -54,8 +54,8 @@ pub fn write_loop(base: PathBuf, gens: u64) -> Result<(), String> {
 /// table and print `still K`: a reader that holds its view for as long as the test wants (and
 /// can be stopped meanwhile). (A new get through the pin would move to the newest generation.)
 pub fn read_loop(store: PathBuf, hold: u32) -> Result<(), String> {
-    let r = gds::Reader::attach(&store).map_err(|e| e.to_string())?;
-    let k = |pin: &gds::Pin| {
+    let r = rshm_gds::Reader::attach(&store).map_err(|e| e.to_string())?;
+    let k = |pin: &rshm_gds::Pin| {
         r.get(pin, "ns", part::DATA, Realm::Job, "k")
             .map(|v| v.as_u64().unwrap_or(0))
             .map_err(|e| e.to_string())

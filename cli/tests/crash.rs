@@ -11,7 +11,7 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use gds::{part, Reader, Realm, StoreOptions, Writer};
+use rshm_gds::{part, Reader, Realm, StoreOptions, Writer};
 
 const NAMESPACES: [&str; 2] = ["crash-a", "crash-b"];
 const RANKS: u32 = 256;
@@ -94,7 +94,7 @@ fn whole_generation(store: &Path) -> Option<u64> {
         let t = match r.table(&pin, ns, part::DATA) {
             Ok(t) => t,
             // Killed before the first commit: nothing was ever published.
-            Err(gds::Error::NotFound) => return None,
+            Err(rshm_gds::Error::NotFound) => return None,
             Err(e) => panic!("{ns}: {e}"),
         };
         let g = t.get(Realm::Job, "gen").and_then(|v| v.as_u64()).unwrap();
@@ -164,8 +164,9 @@ fn a_writer_killed_anywhere_leaves_the_last_whole_generation_and_is_swept() {
 #[test]
 fn readers_killed_mid_read_leave_the_writer_nothing_to_keep() {
     let (_base, mut w) = common::store("rshm-crash-");
-    let mut t = gds::TableBuilder::new();
-    t.insert(Realm::Job, "k", &gds::Value::Uint32(1)).unwrap();
+    let mut t = rshm_gds::TableBuilder::new();
+    t.insert(Realm::Job, "k", &rshm_gds::Value::Uint32(1))
+        .unwrap();
     let mut tx = w.begin();
     tx.put_table("ns", part::DATA, &t).unwrap();
     tx.commit().unwrap();
@@ -179,8 +180,9 @@ fn readers_killed_mid_read_leave_the_writer_nothing_to_keep() {
             .unwrap();
         std::thread::sleep(delay / 4);
         for g in 0..5u32 {
-            let mut t = gds::TableBuilder::new();
-            t.insert(Realm::Job, "k", &gds::Value::Uint32(g)).unwrap();
+            let mut t = rshm_gds::TableBuilder::new();
+            t.insert(Realm::Job, "k", &rshm_gds::Value::Uint32(g))
+                .unwrap();
             let mut tx = w.begin();
             tx.put_table("ns", part::DATA, &t).unwrap();
             tx.commit().unwrap();
@@ -219,8 +221,9 @@ fn a_stopped_reader_holding_a_pin_never_blocks_the_writer() {
     const GENERATIONS: u32 = 200;
     let (_base, mut w) = common::store("rshm-crash-");
     let commit = |w: &mut Writer, k: u32| {
-        let mut t = gds::TableBuilder::new();
-        t.insert(Realm::Job, "k", &gds::Value::Uint32(k)).unwrap();
+        let mut t = rshm_gds::TableBuilder::new();
+        t.insert(Realm::Job, "k", &rshm_gds::Value::Uint32(k))
+            .unwrap();
         let mut tx = w.begin();
         tx.put_table("ns", part::DATA, &t).unwrap();
         tx.commit().unwrap();

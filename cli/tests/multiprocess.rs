@@ -7,7 +7,7 @@ use common::opts;
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use gds::{part, Realm, TableBuilder, Value, Writer};
+use rshm_gds::{part, Realm, TableBuilder, Value, Writer};
 
 fn rshm() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rshm"))
@@ -186,7 +186,7 @@ fn the_main_job_runs_end_to_end() {
 
 #[test]
 fn get_reads_posted_keys_with_their_scope() {
-    use gds::modex::{FenceBatch, PostedParts, Scope};
+    use rshm_gds::modex::{FenceBatch, PostedParts, Scope};
     let base = base();
     let mut w = Writer::create(opts(base.path())).unwrap();
     let mut batch = FenceBatch::new();

@@ -6,7 +6,7 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use gds::{part, Realm, TableBuilder, Value};
+use rshm_gds::{part, Realm, TableBuilder, Value};
 
 #[test]
 fn dump_into_a_pipe_closed_early_exits_quietly() {

@@ -16,9 +16,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gds::jobdata::TargetRank;
-use gds::modex;
-use gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_gds::jobdata::TargetRank;
+use rshm_gds::modex;
+use rshm_gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 use tmpfs::Tmpfs;
 use users::{root_for, test_user, USER};
 
@@ -143,7 +143,7 @@ fn fill(dir: &Path, spare: u64) -> std::fs::File {
     f
 }
 
-fn posted_get(r: &Reader, rank: u32, key: &str) -> gds::Result<Value> {
+fn posted_get(r: &Reader, rank: u32, key: &str) -> rshm_gds::Result<Value> {
     r.refresh().unwrap();
     let pin = r.pin();
     modex::find(r, &pin, "ns", TargetRank::Rank(rank), key, |_| true, None)
@@ -168,7 +168,7 @@ fn a_withdrawal_that_cannot_be_written_withdraws_the_posted_table_or_all_posted_
     let posted = |rank, key: &str, value| PostedValue {
         nspace: "ns".into(),
         rank,
-        scope: gds::modex::Scope::Global as u8,
+        scope: rshm_gds::modex::Scope::Global as u8,
         key: key.into(),
         value,
     };

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gds::StoreOptions;
+use rshm_gds::StoreOptions;
 
 fn rshm() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rshm"))
@@ -143,7 +143,7 @@ impl Sweep {
 
 /// A new writer over the base sweeps it too (`Writer::create`).
 fn new_writer_sweeps(base: &Path) {
-    let w = gds::Writer::create(StoreOptions {
+    let w = rshm_gds::Writer::create(StoreOptions {
         base_dir: Some(base.to_path_buf()),
         sweep: true,
         ..StoreOptions::default()

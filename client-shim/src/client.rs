@@ -1,5 +1,5 @@
 //! The client's side of PMIx_Get over an attached store: who is asking (the caller's own rank),
-//! the answer policy's decision (`gds::jobdata::policy`: which table answers, what a miss
+//! the answer policy's decision (`rshm_gds::jobdata::policy`: which table answers, what a miss
 //! means), and the values PMIX_GET_POINTER_VALUES hands out.
 
 #![forbid(unsafe_code)]
@@ -8,15 +8,15 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use abi::c::HeldValue;
-use abi::get::GetRequest;
-use abi::types::pmix_value_t;
-use abi::AbiError;
-use gds::jobdata::{self, Decision, Pass};
-use gds::{Error, Pin, Reader, Result, TableView, ValueRef};
+use rshm_abi::c::HeldValue;
+use rshm_abi::get::GetRequest;
+use rshm_abi::types::pmix_value_t;
+use rshm_abi::AbiError;
+use rshm_gds::jobdata::{self, Decision, Pass};
+use rshm_gds::{Error, Pin, Reader, Result, TableView, ValueRef};
 
 /// The environment a client needs to attach (setup_fork), named once in `abi`.
-pub use abi::env;
+pub use rshm_abi::env;
 
 /// An attached client: the store, and who this process is.
 pub struct Client {
@@ -42,7 +42,7 @@ struct Held {
     /// The stored value's address in `table`'s mapping; 0 for a value with none (a column
     /// scalar, a copy), which `scalar` then identifies.
     addr: usize,
-    scalar: Option<gds::Value>,
+    scalar: Option<rshm_gds::Value>,
     value: HeldValue,
     table: Arc<TableView>,
 }
@@ -84,7 +84,7 @@ impl Client {
         })
     }
 
-    /// The part job tables are read from (`gds::part::DATA`, or `DATA_REPLICAS + domain`).
+    /// The part job tables are read from (`rshm_gds::part::DATA`, or `DATA_REPLICAS + domain`).
     pub fn data_part(&self) -> u32 {
         self.data_part
     }
@@ -98,7 +98,7 @@ impl Client {
     #[inline]
     fn caller(&self, ns: &str) -> Option<u32> {
         match &self.me {
-            Some((n, r)) if gds::same_bytes(n.as_bytes(), ns.as_bytes()) => Some(*r),
+            Some((n, r)) if rshm_gds::same_bytes(n.as_bytes(), ns.as_bytes()) => Some(*r),
             _ => None,
         }
     }
@@ -109,7 +109,7 @@ impl Client {
     }
 
     /// PMIx_Get of `key` for (`ns`, `rank`) (a raw `pmix_rank_t`) as the answer policy decides
-    /// it (`gds::jobdata::policy`, docs/jobdata.md "Answer policy"): the store's value,
+    /// it (`rshm_gds::jobdata::policy`, docs/jobdata.md "Answer policy"): the store's value,
     /// NOT_FOUND, or a pass to a host PMIx library. Inlined into the C entry points: the common
     /// Get (a reserved key, no directive) is one job-table lookup, and its value reaches the
     /// caller's pmix_value_t without a trip through memory.
@@ -227,7 +227,7 @@ pub fn without_host(p: Pass, req: &GetRequest) -> AbiError {
         Some(e) => AbiError::Store(e),
         None => {
             let mut named = Vec::new();
-            if req.mode == abi::get::Mode::Pointer {
+            if req.mode == rshm_abi::get::Mode::Pointer {
                 named.push(
                     "PMIX_GET_POINTER_VALUES (this key's answer is built, not read in place: \
                      ask for it in copy or static mode)"

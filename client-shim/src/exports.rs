@@ -7,19 +7,21 @@ use core::ffi::c_char;
 use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use abi::c::{
+use rshm_abi::c::{
     alloc_infos, alloc_stored, alloc_value, c_slice, c_str, destruct_value, free_value, info_slice,
     proc_ref, read_infos, write_proc_array, write_stored, write_value, zeroed_value,
 };
-use abi::get::{self, GetRequest, Mode};
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, KEY_BUF};
+use rshm_abi::get::{self, GetRequest, Mode};
+use rshm_abi::types::{
+    pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, KEY_BUF,
+};
 
-use abi::{ffi_or, ffi_status, ffi_void, AbiError};
+use rshm_abi::{ffi_or, ffi_status, ffi_void, AbiError};
 
 use std::sync::Arc;
 
-use gds::jobdata::{Decision, Pass};
-use gds::{TableView, ValueRef};
+use rshm_gds::jobdata::{Decision, Pass};
+use rshm_gds::{TableView, ValueRef};
 
 use crate::client::{Asked, Client, Outcome};
 use crate::sets::{self, GroupHit, SetAnswer, SetQuery};
@@ -375,7 +377,7 @@ unsafe fn set_get(
             SetAnswer::Value(_) | SetAnswer::Members(_) => {
                 match req.mode {
                     Mode::Copy => {
-                        let p = alloc_value(&gds::Value::Undef)?;
+                        let p = alloc_value(&rshm_gds::Value::Undef)?;
                         // SAFETY: `p` is a fresh PMIX_UNDEF value, owning nothing.
                         if let Err(e) = write(unsafe { &mut *p }, &answer) {
                             // SAFETY: `p` came from alloc_value and owns nothing after the
@@ -439,11 +441,11 @@ pub unsafe extern "C" fn rshm_client_query(
                 .ok_or_else(|| AbiError::NotSupported("not a process-set query".into()))?
                 .map_err(AbiError::Store)?;
             // Values written by alloc_infos; members in place of their placeholders after.
-            let infos: Vec<gds::Info> = answers
+            let infos: Vec<rshm_gds::Info> = answers
                 .iter()
                 .map(|(k, a)| match a {
-                    SetAnswer::Value(v) => gds::Info::new(k.as_str(), v.clone()),
-                    _ => gds::Info::new(k.as_str(), gds::Value::Undef),
+                    SetAnswer::Value(v) => rshm_gds::Info::new(k.as_str(), v.clone()),
+                    _ => rshm_gds::Info::new(k.as_str(), rshm_gds::Value::Undef),
                 })
                 .collect();
             let arr = alloc_infos(&infos)?;
@@ -531,7 +533,7 @@ pub extern "C" fn rshm_client_release_pointers() -> usize {
 #[no_mangle]
 pub unsafe extern "C" fn rshm_client_last_error(buf: *mut c_char, len: usize) -> usize {
     // SAFETY: caller contract.
-    ffi_or(0, || unsafe { abi::c::copy_last_error(buf, len) })
+    ffi_or(0, || unsafe { rshm_abi::c::copy_last_error(buf, len) })
 }
 
 /// The relative locality (`pmix_locality_t`) of ranks `rank1` and `rank2` of `nspace`, by one
@@ -554,7 +556,7 @@ pub unsafe extern "C" fn rshm_client_relative_locality(
             return Err(AbiError::BadParam("NULL locality".into()));
         }
         // SAFETY: caller contract (a NUL-terminated string).
-        let ns = unsafe { c_str(nspace, gds::layout::MAX_NSPACE_LEN + 1) }?;
+        let ns = unsafe { c_str(nspace, rshm_gds::layout::MAX_NSPACE_LEN + 1) }?;
         let loc = with_client(|c| {
             c.relative_locality(ns, rank1, rank2)
                 .map_err(AbiError::Store)
@@ -592,7 +594,7 @@ pub unsafe extern "C" fn rshm_client_topology_xml(xml: *mut *mut c_char) -> pmix
             .map_err(AbiError::Store)
         })?;
         if p.is_null() {
-            return Err(AbiError::Store(gds::Error::OutOfSpace));
+            return Err(AbiError::Store(rshm_gds::Error::OutOfSpace));
         }
         // SAFETY: checked non-NULL above.
         unsafe { xml.write(p.cast()) };

@@ -4,14 +4,16 @@
 
 #![forbid(unsafe_code)]
 
-use gds::Reader;
-use gds::{part, Error, Realm, Result};
-use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, PART as TOPOLOGY_PART, XML_KEY};
-use topo::LocalityTable;
+use rshm_gds::Reader;
+use rshm_gds::{part, Error, Realm, Result};
+use rshm_topo::store::{
+    LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, PART as TOPOLOGY_PART, XML_KEY,
+};
+use rshm_topo::LocalityTable;
 
 use crate::client::Client;
 
-fn corrupt(_: topo::TableError) -> Error {
+fn corrupt(_: rshm_topo::TableError) -> Error {
     Error::Corrupt("a namespace's locality table does not validate")
 }
 
@@ -58,7 +60,7 @@ impl Client {
     /// A new hwloc topology (`hwloc_topology_t`) built from the store's XML, owned by the
     /// caller; `Err(NotFound)` when the server published none.
     pub fn hwloc_topology(&self) -> Result<*mut std::ffi::c_void> {
-        let t = self.with_topology_xml(topo::raw::hwloc_topology_from_xml)?;
+        let t = self.with_topology_xml(rshm_topo::raw::hwloc_topology_from_xml)?;
         if t.is_null() {
             return Err(Error::Corrupt("the store's topology XML does not load"));
         }
@@ -85,8 +87,8 @@ pub fn numa_part(reader: &Reader) -> u32 {
         return part::DATA;
     };
     let allowed = (0..rustix::thread::CpuSet::MAX_CPU).filter(|&i| cpus.is_set(i));
-    match topo::numa::domain_of(map, allowed) {
-        Some(d) if d < topo::numa::MAX_REPLICAS => part::DATA_REPLICAS + d as u32,
+    match rshm_topo::numa::domain_of(map, allowed) {
+        Some(d) if d < rshm_topo::numa::MAX_REPLICAS => part::DATA_REPLICAS + d as u32,
         _ => part::DATA,
     }
 }

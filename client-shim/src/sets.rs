@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use abi::types::RANK_WILDCARD;
-use gds::psets::{self, groups, IndexView, Sets};
-use gds::{part, Error, Info, Pin, Realm, TableView, Value, ValueRef};
+use rshm_abi::types::RANK_WILDCARD;
+use rshm_gds::psets::{self, groups, IndexView, Sets};
+use rshm_gds::{part, Error, Info, Pin, Realm, TableView, Value, ValueRef};
 
 use crate::client::Client;
 
@@ -24,7 +24,7 @@ pub enum SetAnswer<'p> {
     Members(Vec<(&'p str, u32)>),
     /// Settled by the store: `PMIX_ERR_NOT_FOUND`.
     NotFound,
-    /// A set with more members than an answer holds (`gds::psets::MAX_ANSWER_MEMBERS`): an
+    /// A set with more members than an answer holds (`rshm_gds::psets::MAX_ANSWER_MEMBERS`): an
     /// error saying so, nothing allocated.
     TooLarge(String),
     /// Not the store's to answer: the host library's.
@@ -148,7 +148,7 @@ impl Client {
     }
 
     /// `PMIx_Query_info` of process-set keys: (key, answer) per key in the order asked (a
-    /// value, or a set's members), or the error that ends the call (`gds::psets::query`).
+    /// value, or a set's members), or the error that ends the call (`rshm_gds::psets::query`).
     /// `None`: for the host library (a key of another kind, a refresh asked for, or no set
     /// table).
     pub fn set_query<'p>(
@@ -173,7 +173,7 @@ impl Client {
             });
             for k in &q.keys {
                 let answer = if k == psets::QUERY_PSET_MEMBERSHIP {
-                    // As gds::psets::query answers it, the members read in place.
+                    // As rshm_gds::psets::query answers it, the members read in place.
                     let Some(name) = pset else {
                         return Some(psets::query(&ix, k, None).map(|_| Vec::new()));
                     };

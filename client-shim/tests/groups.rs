@@ -6,10 +6,10 @@
 
 use std::ffi::{c_char, CStr, CString};
 
-use abi::types::status::*;
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
-use gds::psets::groups::{self, Group, Groups};
-use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_abi::types::status::*;
+use rshm_abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
+use rshm_gds::psets::groups::{self, Group, Groups};
+use rshm_gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 // Links the library whose C exports are declared below.
 use rshm_client as _;
@@ -127,7 +127,10 @@ fn gets_addressed_to_a_group() {
             Group {
                 members: members.iter().map(|(n, r)| ((*n).to_owned(), *r)).collect(),
                 context_id: Some(42),
-                info: vec![gds::Info::new("app.grp.tag", Value::String("blue".into()))],
+                info: vec![rshm_gds::Info::new(
+                    "app.grp.tag",
+                    Value::String("blue".into()),
+                )],
                 endpoints: vec![Some(b"ep0".to_vec()), None, Some(b"ep2".to_vec())],
             },
         )

@@ -19,6 +19,6 @@ fn committed_header_is_current() {
     let committed = std::fs::read(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "{path} is stale: regenerate with RSHM_BLESS=1 cargo test -p client-shim --test header"
+        "{path} is stale: regenerate with RSHM_BLESS=1 cargo test -p rshm-client --test header"
     );
 }

@@ -2,11 +2,11 @@
 //! from its cpusets, and its clients answer locality strings, relative locality (one table
 //! lookup) and the topology from the store, equal to what `topo` computes from the strings.
 
-use gds::{Error, Info, Reader, Realm, Value};
 use rshm_client::Client;
+use rshm_gds::{Error, Info, Reader, Realm, Value};
 use rshm_server::server::{Server, ServerOptions};
-use topo::hwlocality::cpu::cpuset::CpuSet;
-use topo::topology::{load, Source};
+use rshm_topo::hwlocality::cpu::cpuset::CpuSet;
+use rshm_topo::topology::{load, Source};
 
 const SYNTHETIC: &str = "pack:2 core:4 pu:2";
 
@@ -61,7 +61,7 @@ fn locstr(r: &Reader, rank: u32) -> Option<String> {
     r.get(
         &pin,
         "job",
-        gds::part::DATA,
+        rshm_gds::part::DATA,
         Realm::Proc(rank),
         "pmix.locstr",
     )
@@ -79,7 +79,7 @@ fn locality_from_cpusets_and_relative_locality_by_rank() {
         for &i in ids {
             cs.set(i);
         }
-        topo::locality_string(&t, &cs)
+        rshm_topo::locality_string(&t, &cs)
     };
     let r = Reader::attach(s.path()).unwrap();
     assert_eq!(locstr(&r, 0).as_deref(), Some("SK0:CR0:HT0:NM0"));
@@ -91,7 +91,13 @@ fn locality_from_cpusets_and_relative_locality_by_rank() {
     assert_eq!(locstr(&r, 6), None);
     {
         let pin = r.pin();
-        let v = r.get(&pin, "job", gds::part::DATA, Realm::Proc(7), "pmix.locstr");
+        let v = r.get(
+            &pin,
+            "job",
+            rshm_gds::part::DATA,
+            Realm::Proc(7),
+            "pmix.locstr",
+        );
         assert_eq!(v.unwrap().to_value(), Value::Uint32(5));
     }
 
@@ -101,7 +107,8 @@ fn locality_from_cpusets_and_relative_locality_by_rank() {
         for &b in &local {
             let (sa, sb) = (locstr(&r, a).unwrap(), locstr(&r, b).unwrap());
             let by_strings =
-                topo::relative_locality(&format!("hwloc:{sa}"), &format!("hwloc:{sb}")).unwrap();
+                rshm_topo::relative_locality(&format!("hwloc:{sa}"), &format!("hwloc:{sb}"))
+                    .unwrap();
             assert_eq!(
                 c.relative_locality("job", a, b).unwrap(),
                 by_strings,
@@ -121,10 +128,10 @@ fn locality_from_cpusets_and_relative_locality_by_rank() {
     assert!(c.relative_locality("nojob", 0, 1).is_err());
 
     let xml = c.with_topology_xml(str::to_owned).unwrap();
-    let back = topo::from_xml(&xml).unwrap();
+    let back = rshm_topo::from_xml(&xml).unwrap();
     let mut cs = CpuSet::new();
     cs.set(9);
-    assert_eq!(topo::locality_string(&back, &cs), want(&[9]));
+    assert_eq!(rshm_topo::locality_string(&back, &cs), want(&[9]));
     assert!(!c.hwloc_topology().unwrap().is_null());
     drop((c, r));
     s.close().unwrap();

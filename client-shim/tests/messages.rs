@@ -5,11 +5,11 @@
 
 use std::ffi::{c_char, CStr, CString};
 
-use abi::types::status::*;
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
-use gds::psets::index::{self, Run, SetSpec};
-use gds::psets::{self, Registry};
-use gds::{Info, StoreOptions, Value, Writer};
+use rshm_abi::types::status::*;
+use rshm_abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
+use rshm_gds::psets::index::{self, Run, SetSpec};
+use rshm_gds::psets::{self, Registry};
+use rshm_gds::{Info, StoreOptions, Value, Writer};
 
 // Links the library whose C exports are declared below.
 use rshm_client as _;
@@ -53,7 +53,7 @@ fn get(ns: &str, rank: u32, key: &str, infos: &[Info]) -> (pmix_status_t, String
     let arr = if infos.is_empty() {
         std::ptr::null_mut()
     } else {
-        abi::c::alloc_infos(infos).unwrap()
+        rshm_abi::c::alloc_infos(infos).unwrap()
     };
     let mut val: *mut pmix_value_t = std::ptr::null_mut();
     // SAFETY: a valid proc, a NUL-terminated key, `infos.len()` infos, a location for the value.
@@ -113,7 +113,10 @@ fn failed_gets_say_why() {
         get("ocean", WILDCARD, psets::PSET_MEMBERS, &[]).0,
         PMIX_SUCCESS
     );
-    let pointer = Info::new(abi::types::keys::PMIX_GET_POINTER_VALUES, Value::Bool(true));
+    let pointer = Info::new(
+        rshm_abi::types::keys::PMIX_GET_POINTER_VALUES,
+        Value::Bool(true),
+    );
     let (st, why) = get("ocean", WILDCARD, psets::PSET_MEMBERS, &[pointer]);
     assert_eq!(st, PMIX_ERR_NOT_SUPPORTED);
     assert!(why.contains("PMIX_GET_POINTER_VALUES"), "{why}");

@@ -7,12 +7,12 @@
 
 use std::sync::Arc;
 
-use gds::jobdata::Decision;
-use gds::{part, Info, Reader, Value};
 use rshm_client::client::env;
 use rshm_client::Client;
+use rshm_gds::jobdata::Decision;
+use rshm_gds::{part, Info, Reader, Value};
 use rshm_server::server::{Server, ServerOptions};
-use topo::topology::Source;
+use rshm_topo::topology::Source;
 
 fn server(base: &std::path::Path, synthetic: &str) -> Server {
     let mut s = Server::open(ServerOptions {
@@ -64,15 +64,15 @@ fn bind_to(cpus: &[usize]) {
 }
 
 /// The table a client's Get of rank 1's locality string is answered from, and the value.
-fn answer(c: &Client) -> (Arc<gds::TableView>, Value) {
+fn answer(c: &Client) -> (Arc<rshm_gds::TableView>, Value) {
     let pin = c.reader().pin();
-    match c.decide(&pin, "job", 1, "pmix.locstr", &abi::get::NO_DIRECTIVES) {
+    match c.decide(&pin, "job", 1, "pmix.locstr", &rshm_abi::get::NO_DIRECTIVES) {
         Decision::Answer(v, t) => (t.clone(), v.to_value()),
         _ => panic!("not answered"),
     }
 }
 
-fn table(s: &Server, c: &Client, p: u32) -> Arc<gds::TableView> {
+fn table(s: &Server, c: &Client, p: u32) -> Arc<rshm_gds::TableView> {
     let _ = s;
     let pin = c.reader().pin();
     c.reader().table_arc(&pin, "job", p).unwrap().clone()

@@ -7,9 +7,9 @@
 #[path = "../../gds/tests/support/mappings.rs"]
 mod mappings;
 
-use gds::jobdata::Decision;
-use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 use rshm_client::Client;
+use rshm_gds::jobdata::Decision;
+use rshm_gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 fn publish(w: &mut Writer, g: u64) {
     let mut t = TableBuilder::new();
@@ -38,7 +38,7 @@ fn pointer_values_are_held_once_per_key_across_gets_and_generations() {
     .unwrap();
     publish(&mut w, 0);
     let c = Client::attach(Some(w.path()), Some(("ns".into(), 0))).unwrap();
-    let req = abi::get::GetRequest::default();
+    let req = rshm_abi::get::GetRequest::default();
     let ask = |rank: u32, key: &str| {
         let pin = c.reader().pin();
         match c.decide(&pin, "ns", rank, key, &req) {
@@ -49,7 +49,7 @@ fn pointer_values_are_held_once_per_key_across_gets_and_generations() {
     let mut worst_mapped = 0;
     for g in 1..=500u64 {
         publish(&mut w, g);
-        let mut last: *mut abi::types::pmix_value_t = std::ptr::null_mut();
+        let mut last: *mut rshm_abi::types::pmix_value_t = std::ptr::null_mut();
         for _ in 0..20 {
             // The same value asked again within a generation: the same pointer.
             let p = ask(0, "test.name");

@@ -5,12 +5,14 @@
 
 use std::ffi::{c_char, CStr, CString};
 
-use abi::types::status::*;
-use abi::types::RANK_WILDCARD as WILDCARD;
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
-use gds::psets::{self, Registry};
-use gds::value::types::{DATA_ARRAY, PROC, SIZE, STRING};
-use gds::{StoreOptions, Writer};
+use rshm_abi::types::status::*;
+use rshm_abi::types::RANK_WILDCARD as WILDCARD;
+use rshm_abi::types::{
+    pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, NSPACE_BUF,
+};
+use rshm_gds::psets::{self, Registry};
+use rshm_gds::value::types::{DATA_ARRAY, PROC, SIZE, STRING};
+use rshm_gds::{StoreOptions, Writer};
 
 // Links the library whose C exports are declared below.
 use rshm_client as _;
@@ -96,9 +98,9 @@ fn query(keys: &[&str], pset: Option<&str>) -> (pmix_status_t, Vec<String>) {
     ptrs.push(std::ptr::null_mut());
     let mut quals: Vec<pmix_info_t> = pset
         .map(|n| {
-            abi::c::c_info(&gds::Info::new(
+            rshm_abi::c::c_info(&rshm_gds::Info::new(
                 psets::PSET_NAME,
-                gds::Value::String(n.into()),
+                rshm_gds::Value::String(n.into()),
             ))
             .unwrap()
         })
@@ -127,7 +129,7 @@ fn query(keys: &[&str], pset: Option<&str>) -> (pmix_status_t, Vec<String>) {
             .unwrap();
         out.push(format!("{key}={}", show(&info.value)));
         // SAFETY: each value destructed once, then the array freed (PMIX_INFO_FREE's steps).
-        unsafe { abi::c::destruct_value(&mut info.value) };
+        unsafe { rshm_abi::c::destruct_value(&mut info.value) };
     }
     if !res.is_null() {
         // SAFETY: the calloc'd array, freed once.
@@ -135,7 +137,7 @@ fn query(keys: &[&str], pset: Option<&str>) -> (pmix_status_t, Vec<String>) {
     }
     for q in &mut quals {
         // SAFETY: the qualifier written by c_info above.
-        unsafe { abi::c::destruct_value(&mut q.value) };
+        unsafe { rshm_abi::c::destruct_value(&mut q.value) };
     }
     (st, out)
 }

@@ -5,9 +5,9 @@
 
 use std::ffi::{c_char, CStr, CString};
 
-use abi::types::status::*;
-use abi::types::{pmix_proc_t, pmix_status_t, NSPACE_BUF};
-use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_abi::types::status::*;
+use rshm_abi::types::{pmix_proc_t, pmix_status_t, NSPACE_BUF};
+use rshm_gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 // The library's C exports (the header's declarations), linked from the rlib, which this names.
 use rshm_client as _;
@@ -57,8 +57,8 @@ fn another_store_renamed_to_the_servers_path_is_refused() {
     let a = store(base.path(), 1);
     let b = store(base.path(), 2);
     let path = CString::new(a.path().as_os_str().as_encoded_bytes()).unwrap();
-    std::env::set_var(abi::env::STORE_OWNER, a.owner_uid().to_string());
-    std::env::set_var(abi::env::STORE_ID, a.store_id());
+    std::env::set_var(rshm_abi::env::STORE_OWNER, a.owner_uid().to_string());
+    std::env::set_var(rshm_abi::env::STORE_ID, a.store_id());
 
     // Its own store: attached.
     assert_eq!(attach(&path), PMIX_SUCCESS, "{}", last_error());

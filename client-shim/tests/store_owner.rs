@@ -5,9 +5,9 @@
 
 use std::ffi::{c_char, CStr, CString};
 
-use abi::types::status::*;
-use abi::types::{pmix_proc_t, pmix_status_t, NSPACE_BUF};
-use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_abi::types::status::*;
+use rshm_abi::types::{pmix_proc_t, pmix_status_t, NSPACE_BUF};
+use rshm_gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 // The library's C exports (the header's declarations), linked from the rlib, which this names.
 use rshm_client as _;
@@ -54,7 +54,7 @@ fn a_store_not_owned_by_the_named_uid_is_refused_with_no_permissions() {
     let owner = w.owner_uid();
 
     // Named another owner than the store's: refused, and nothing attached.
-    std::env::set_var(abi::env::STORE_OWNER, (owner ^ 1).to_string());
+    std::env::set_var(rshm_abi::env::STORE_OWNER, (owner ^ 1).to_string());
     assert_eq!(attach(&path), PMIX_ERR_NO_PERMISSIONS, "{}", last_error());
     let why = last_error();
     assert!(why.contains("untrusted"), "{why}");
@@ -63,7 +63,7 @@ fn a_store_not_owned_by_the_named_uid_is_refused_with_no_permissions() {
     assert_eq!(detached, PMIX_ERR_INIT, "attached anyway");
 
     // Named the store's owner: attached.
-    std::env::set_var(abi::env::STORE_OWNER, owner.to_string());
+    std::env::set_var(rshm_abi::env::STORE_OWNER, owner.to_string());
     assert_eq!(attach(&path), PMIX_SUCCESS, "{}", last_error());
     // SAFETY: as above.
     assert_eq!(unsafe { rshm_client_detach() }, PMIX_SUCCESS);

@@ -4,9 +4,9 @@
 
 use std::ffi::{c_char, CString};
 
-use abi::types::status::*;
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
-use gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_abi::types::status::*;
+use rshm_abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, NSPACE_BUF};
+use rshm_gds::{part, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 // The library's C export, linked from the rlib (the header's declaration).
 extern "C" {

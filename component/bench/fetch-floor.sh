@@ -19,7 +19,7 @@ case "$TARGET" in /*) ;; *) TARGET="$PWD/$TARGET" ;; esac
 if [ -z "${RSHM_IN_CHROOT:-}" ]; then
   [ "$(id -u)" -eq 0 ] || { echo "fetch-floor: needs root (the sid chroot)" >&2; exit 2; }
   case "$TARGET" in "$PWD"/*) ;; *) echo "fetch-floor: the target directory must be inside the checkout" >&2; exit 2 ;; esac
-  cargo build -q --release -p rshm-gds-component
+  cargo build -q --release -p rshm-component
   bash scripts/chroot.sh build sid >/dev/null
   exec bash scripts/chroot.sh run --bind-rw "$PWD" sid env RSHM_IN_CHROOT=1 \
     CARGO_TARGET_DIR="/rshm/${TARGET#"$PWD"/}" bash /rshm/component/bench/fetch-floor.sh "$NP" "$CALLS" "$ROUNDS"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # MPI_Init time and PMIx_Get p50 inside Open MPI jobs, side by side in one run, for one OpenPMIx
 # line: OpenPMIx hash, the clients' default store (ds21 on 4.2, shmem2 on 5.0, shmem3 on 7.0), rshm's gds
-# component, and the component plus the preloaded PMIx_Get (librshm_preload.so answers from the
+# component, and the component plus the preloaded PMIx_Get (librshm_client_preload.so answers from the
 # store the component's server exported).
 #
 #   bash component/bench/mpi-bench.sh [NP] [ROUNDS] [GETS]            (defaults 4 3 4096)
@@ -25,16 +25,16 @@ if [ "$LINE" != 4.2 ] && [ -z "${RSHM_IN_CHROOT:-}" ]; then
   case "$LINE" in 5.0) suite=trixie ;; 7.0) suite=sid ;; *) echo "mpi-bench: LINE must be 4.2, 5.0 or 7.0" >&2; exit 2 ;; esac
   [ "$(id -u)" -eq 0 ] || { echo "mpi-bench: LINE=$LINE needs root (the $suite chroot)" >&2; exit 2; }
   case "$TARGET" in "$PWD"/*) ;; *) echo "mpi-bench: the target directory must be inside the checkout" >&2; exit 2 ;; esac
-  cargo build -q --release -p rshm-gds-component -p rshm-preload
+  cargo build -q --release -p rshm-component -p rshm-client-preload
   bash scripts/chroot.sh build "$suite" >/dev/null
   exec bash scripts/chroot.sh run --bind-rw "$PWD" "$suite" env RSHM_IN_CHROOT=1 LINE="$LINE" \
     CARGO_TARGET_DIR="/rshm/${TARGET#"$PWD"/}" bash /rshm/component/bench/mpi-bench.sh "$NP" "$ROUNDS" "$GETS"
 fi
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
-PRELOAD="$TARGET/release/librshm_preload.so"
+PRELOAD="$TARGET/release/librshm_client_preload.so"
 if [ "$LINE" = 4.2 ]; then
   make -s -C component >/dev/null
-  cargo build -q --release -p rshm-preload
+  cargo build -q --release -p rshm-client-preload
   COMP="$TARGET/release/gds-component"
   DEFAULT=ds21
 else

@@ -3,13 +3,13 @@
 
 use core::ffi::c_char;
 
-use abi::c::{c_str, info_slice};
-use abi::get::{self, GetRequest};
-use abi::types::status::{PMIX_ERR_NOT_FOUND, PMIX_SUCCESS};
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
-use abi::{ffi_or, ffi_status, AbiError};
-use gds::jobdata::{keys, Decision};
+use rshm_abi::c::{c_str, info_slice};
+use rshm_abi::get::{self, GetRequest};
+use rshm_abi::types::status::{PMIX_ERR_NOT_FOUND, PMIX_SUCCESS};
+use rshm_abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
+use rshm_abi::{ffi_or, ffi_status, AbiError};
 use rshm_client::Outcome;
+use rshm_gds::jobdata::{keys, Decision};
 
 /// The gds module's `fetch` for one key: `PMIX_SUCCESS` with `*val` a new `malloc`ed value
 /// (released by libpmix's `PMIX_VALUE_RELEASE` when the `pmix_kval_t` holding it is), or
@@ -32,11 +32,11 @@ pub unsafe extern "C" fn rshm_gds42_fetch(
     ffi_or(PMIX_ERR_NOT_FOUND, || {
         let status = ffi_status(|| {
             if proc_.is_null() || key.is_null() || val.is_null() {
-                return Err(AbiError::Store(gds::Error::NotFound));
+                return Err(AbiError::Store(rshm_gds::Error::NotFound));
             }
             // The caller's proc and key, read once for every check below and the lookup.
             // SAFETY: a valid pmix_proc_t and a NUL-terminated key (caller contract).
-            let (ns, rank) = unsafe { abi::c::proc_ref(proc_) }?;
+            let (ns, rank) = unsafe { rshm_abi::c::proc_ref(proc_) }?;
             // SAFETY: as above.
             let key_str = unsafe { c_str(key, KEY_BUF - 1) }?;
             let mut req = if ninfo == 0 || info.is_null() {
@@ -52,20 +52,20 @@ pub unsafe extern "C" fn rshm_gds42_fetch(
                 req.directives.qualifiers.proc_info = true;
             }
             if !crate::serves_in(key_str, realm, rank, &req) {
-                return Err(AbiError::Store(gds::Error::NotFound));
+                return Err(AbiError::Store(rshm_gds::Error::NotFound));
             }
             if !keys::is_reserved(key_str) && own_lossy(ns, rank, key_str, &req)? {
-                return Err(AbiError::Store(gds::Error::NotFound));
+                return Err(AbiError::Store(rshm_gds::Error::NotFound));
             }
             if key_str == keys::NODEID && !same_node(ns, rank, &req)? {
-                return Err(AbiError::Store(gds::Error::NotFound));
+                return Err(AbiError::Store(rshm_gds::Error::NotFound));
             }
             // SAFETY: `val` is a valid location (checked non-NULL; caller contract).
             match unsafe { rshm_client::rshm_client_get_asked((ns, rank, key_str), &req, val) }? {
                 Outcome::Answered => Ok(()),
                 // A NOT_FOUND the policy settles is still hash's to give: OpenPMIx 4.2 asks it
                 // next whatever a module says.
-                _ => Err(AbiError::Store(gds::Error::NotFound)),
+                _ => Err(AbiError::Store(rshm_gds::Error::NotFound)),
             }
         });
         if status == PMIX_SUCCESS {
@@ -88,7 +88,7 @@ fn own_lossy(ns: &str, rank: u32, key: &str, req: &GetRequest) -> Result<bool, A
         let pin = c.reader().pin();
         Ok(matches!(
             c.decide(&pin, ns, rank, key, req),
-            Decision::Answer(v, _) if v.type_code() == gds::value::types::DATA_BUFFER
+            Decision::Answer(v, _) if v.type_code() == rshm_gds::value::types::DATA_BUFFER
         ))
     })
 }
@@ -116,5 +116,5 @@ fn same_node(ns: &str, rank: u32, req: &GetRequest) -> Result<bool, AbiError> {
 /// client without one declines the component at its handshake without trying to attach.
 #[no_mangle]
 pub extern "C" fn rshm_gds42_store_announced() -> bool {
-    ffi_or(false, || std::env::var_os(abi::env::STORE).is_some())
+    ffi_or(false, || std::env::var_os(rshm_abi::env::STORE).is_some())
 }

@@ -5,7 +5,7 @@
 //! internal headers) linked with this crate's staticlib, which holds both shims (server-shim's
 //! `rshm_server_*` and client-shim's `rshm_client_*`), so that a process has one Rust runtime
 //! whatever role it plays. All store logic stays in the shims and `gds`: a Get the component
-//! takes is decided by the answer policy every rshm front end follows (`gds::jobdata::policy`,
+//! takes is decided by the answer policy every rshm front end follows (`rshm_gds::jobdata::policy`,
 //! docs/jobdata.md "Answer policy"). What this crate adds is the host's side: which Gets it
 //! takes at all inside an unmodified OpenPMIx 4.2 ([`serves`]: only where 4.2.2's own store
 //! gives the same answer, so a job's answers are the same with or without rshm). Everything
@@ -22,11 +22,11 @@
 #[allow(unsafe_code)]
 mod exports;
 
-use abi::get::GetRequest;
-use abi::types::keys::PMIX_TIMEOUT;
-pub use abi::types::{RANK_UNDEF, RANK_WILDCARD};
-use gds::jobdata::keys::{self, DefaultRealm};
-use gds::jobdata::Qualifiers;
+use rshm_abi::get::GetRequest;
+use rshm_abi::types::keys::PMIX_TIMEOUT;
+pub use rshm_abi::types::{RANK_UNDEF, RANK_WILDCARD};
+use rshm_gds::jobdata::keys::{self, DefaultRealm};
+use rshm_gds::jobdata::Qualifiers;
 
 pub use exports::{rshm_gds42_fetch, rshm_gds42_store_announced};
 

@@ -11,7 +11,7 @@ here=$src/component/tests
 out=$TARGET/component-jobs/$line
 comp=$TARGET/release/gds-component-$line
 [ "$line" != 4.2 ] || comp=$TARGET/release/gds-component
-preload=$TARGET/release/librshm_preload.so
+preload=$TARGET/release/librshm_client_preload.so
 mkdir -p "$out"
 rm -rf "${out:?}"/*
 fail=0

@@ -19,7 +19,7 @@
 #   hash      PMIX_MCA_gds=hash
 #   default   no gds selection (the clients take gds/ds21 on 4.2.2, gds/shmem2 on 5.0.7)
 #   rshm      PMIX_MCA_gds=rshm,hash with the component (server and clients)
-#   preload   rshm + the client preload (-x LD_PRELOAD=librshm_preload.so)
+#   preload   rshm + the client preload (-x LD_PRELOAD=librshm_client_preload.so)
 # Every answer of each must equal hash's (values naming the launcher's pid or the session made
 # equal first) but for the documented exceptions of jobs-differences-LINE.txt; each rshm client
 # must have been answered from the store and have mapped it read-only, and the store's
@@ -33,7 +33,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 target=${CARGO_TARGET_DIR:-$ROOT/target}
 case "$target" in /*) ;; *) target=$ROOT/$target ;; esac
-cargo build --release -q -p rshm-gds-component -p rshm-preload
+cargo build --release -q -p rshm-component -p rshm-client-preload
 fail=0
 for line in ${LINES:-4.2 5.0}; do
   echo "== OpenPMIx $line"

@@ -8,14 +8,14 @@ extern crate rshm_server;
 
 use core::ffi::{c_char, c_void};
 
-use abi::c::c_info;
-use abi::types::status::PMIX_SUCCESS;
-use abi::types::{
+use rshm_abi::c::c_info;
+use rshm_abi::types::status::PMIX_SUCCESS;
+use rshm_abi::types::{
     pmix_byte_object_t, pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_data, pmix_value_t,
     NSPACE_BUF,
 };
-use gds::value::types as t;
-use gds::{Info, Value};
+use rshm_gds::value::types as t;
+use rshm_gds::{Info, Value};
 
 extern "C" {
     fn rshm_server_open(
@@ -58,7 +58,7 @@ fn a_large_posted_byte_object_peaks_below_two_and_a_half_times_its_size() {
     let size = 64 * MIB as usize;
     let base = tempfile::tempdir().expect("tempdir");
     let dir = Info::new(
-        abi::env::INFO_DIR,
+        rshm_abi::env::INFO_DIR,
         Value::String(base.path().to_str().expect("utf-8 path").into()),
     );
     let info = [c_info(&dir).expect("info")];

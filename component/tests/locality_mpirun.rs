@@ -2,7 +2,7 @@
 //! (tools/pmix-host/locality-client: each local peer's PMIX_LOCALITY_STRING and PMIX_CPUSET,
 //! `PMIx_Get_relative_locality` of every pair, `PMIx_Load_topology`) runs once on hash alone,
 //! once with the component writing the store with topology on (`gds_rshm_topology`) and the
-//! clients preloaded with librshm_preload.so: every line must be equal and every Get answered
+//! clients preloaded with librshm_client_preload.so: every line must be equal and every Get answered
 //! by the store. NUMA replicas are asked for too (`gds_rshm_numa`): this node has one domain,
 //! so they change nothing. Bound by core, by hardware thread (4 ranks on this machine's 2), and unbound.
 

@@ -85,7 +85,7 @@ fn where_is_the_store(env: &[(&str, &str)]) -> (String, Vec<String>) {
 }
 
 fn check_placed(said: &str, mapped: &[String], base: &Path) {
-    let fs = if gds::is_tmpfs(base) {
+    let fs = if rshm_gds::is_tmpfs(base) {
         "(tmpfs)"
     } else {
         "(NOT tmpfs)"

@@ -88,9 +88,9 @@ fn pmix_host_minimal_job_answers_as_hash_from_read_only_segments() {
 fn clients_that_cannot_use_the_store_complete_on_hash() {
     // A real store with its anchor's format major version set to 99.
     let base = tempfile::tempdir().unwrap();
-    let w = gds::Writer::create(gds::StoreOptions {
+    let w = rshm_gds::Writer::create(rshm_gds::StoreOptions {
         base_dir: Some(base.path().to_path_buf()),
-        ..gds::StoreOptions::default()
+        ..rshm_gds::StoreOptions::default()
     })
     .unwrap();
     let anchor = w.path().join("rshm-anchor");
@@ -103,8 +103,8 @@ fn clients_that_cannot_use_the_store_complete_on_hash() {
         f.write_all_at(&99u16.to_ne_bytes(), 8).unwrap();
     }
     assert!(matches!(
-        gds::Reader::attach(w.path()),
-        Err(gds::Error::Version { .. })
+        rshm_gds::Reader::attach(w.path()),
+        Err(rshm_gds::Error::Version { .. })
     ));
     let not_a_store = base.path().join("plain-file");
     std::fs::write(&not_a_store, b"not a store").unwrap();
@@ -145,7 +145,7 @@ fn a_client_declines_a_store_not_owned_by_the_uid_its_server_named() {
         use std::os::unix::fs::MetadataExt;
         m.uid()
     });
-    let wrap = format!("env {}={} ", abi::env::STORE_OWNER, owner.unwrap() ^ 1);
+    let wrap = format!("env {}={} ", rshm_abi::env::STORE_OWNER, owner.unwrap() ^ 1);
     let text = std::fs::read_to_string(pmixhost::build().join(corpus)).unwrap();
     let corpora = [format!("{text}\nmaps\n")];
     let verbose = [("PMIX_MCA_gds_rshm_verbose", "1")];

@@ -6,7 +6,7 @@
 //! rank, and node- and app-qualified Gets of every node and app in the registration; the
 //! answers must be equal, except the lines `known-differences.txt` (same directory) lists,
 //! which must still differ exactly so: a fixed difference must leave the list. A third run
-//! puts `librshm_preload.so` into the clients (`LD_PRELOAD`) over the component's store and is
+//! puts `librshm_client_preload.so` into the clients (`LD_PRELOAD`) over the component's store and is
 //! compared with hash the same way, its lines named `<recording>+preload`.
 
 mod support;

@@ -129,7 +129,7 @@ pub use writer::{StoreOptions, Transaction, Writer, WriterStats};
 
 /// Table part numbers of a namespace (format.md section 5, `part`), in one place: the store
 /// gives parts no meaning, each layer above it defines its own (`tests/parts.rs` checks they
-/// do not collide; the topology's, `topo::PART`, is outside this crate).
+/// do not collide; the topology's, `rshm_topo::PART`, is outside this crate).
 #[cfg(not(gds_loom))]
 pub mod part {
     pub use crate::jobdata::part::{DATA, DATA_REPLICAS, RESOURCES};

@@ -19,7 +19,7 @@ pub struct PackedArray {
 
 /// The width of one element of `elem_type` in a packed array (its C size on LP64), or `None`
 /// for a type that holds pointers or strings and is stored element by element. The one table
-/// of these widths: abi's C element sizes (`abi::c::elem_size`) start from it.
+/// of these widths: abi's C element sizes (`rshm_abi::c::elem_size`) start from it.
 pub const fn width(elem_type: u16) -> Option<usize> {
     Some(match elem_type {
         t::BOOL | t::BYTE | t::INT8 | t::UINT8 | t::PERSIST | t::SCOPE | t::DATA_RANGE => 1,

@@ -45,7 +45,7 @@ const STALE_RETRIES: usize = 64;
 /// dropped, and it borrows the reader, which cannot be dropped while a pin is out.
 ///
 /// ```compile_fail,E0505
-/// # fn f(r: gds::Reader) {
+/// # fn f(r: rshm_gds::Reader) {
 /// let pin = r.pin();
 /// drop(r); // the pin still borrows the reader
 /// drop(pin);
@@ -452,25 +452,25 @@ impl Reader {
     /// pin and the reader: a value cannot outlive either.
     ///
     /// ```
-    /// # fn f(r: gds::Reader) -> gds::Result<()> {
+    /// # fn f(r: rshm_gds::Reader) -> rshm_gds::Result<()> {
     /// let pin = r.pin();
-    /// let v = r.get(&pin, "ns", gds::part::DATA, gds::Realm::Job, "k")?;
+    /// let v = r.get(&pin, "ns", rshm_gds::part::DATA, rshm_gds::Realm::Job, "k")?;
     /// println!("{v:?}");
     /// # Ok(()) }
     /// ```
     /// The same with the reader or the pin dropped before the value is used does not compile:
     /// ```compile_fail,E0505
-    /// # fn f(r: gds::Reader) -> gds::Result<()> {
+    /// # fn f(r: rshm_gds::Reader) -> rshm_gds::Result<()> {
     /// let pin = r.pin();
-    /// let v = r.get(&pin, "ns", gds::part::DATA, gds::Realm::Job, "k")?;
+    /// let v = r.get(&pin, "ns", rshm_gds::part::DATA, rshm_gds::Realm::Job, "k")?;
     /// drop(r); // would unmap the value's bytes
     /// println!("{v:?}");
     /// # Ok(()) }
     /// ```
     /// ```compile_fail,E0505
-    /// # fn f(r: gds::Reader) -> gds::Result<()> {
+    /// # fn f(r: rshm_gds::Reader) -> rshm_gds::Result<()> {
     /// let pin = r.pin();
-    /// let v = r.get(&pin, "ns", gds::part::DATA, gds::Realm::Job, "k")?;
+    /// let v = r.get(&pin, "ns", rshm_gds::part::DATA, rshm_gds::Realm::Job, "k")?;
     /// drop(pin); // would let the store retire the value's generation
     /// println!("{v:?}");
     /// # Ok(()) }
@@ -502,9 +502,9 @@ impl Reader {
     #[inline]
     ///
     /// ```compile_fail,E0505
-    /// # fn f(r: gds::Reader) -> gds::Result<()> {
+    /// # fn f(r: rshm_gds::Reader) -> rshm_gds::Result<()> {
     /// let pin = r.pin();
-    /// let t = r.table_arc(&pin, "ns", gds::part::DATA)?;
+    /// let t = r.table_arc(&pin, "ns", rshm_gds::part::DATA)?;
     /// drop(r);
     /// let _keep = t.clone();
     /// # Ok(()) }

@@ -4,10 +4,10 @@
 
 mod common;
 
-use gds::jobdata::{self, anlmap, keys, Decision, Directives};
-use gds::{part, Realm, Value};
+use rshm_gds::jobdata::{self, anlmap, keys, Decision, Directives};
+use rshm_gds::{part, Realm, Value};
 
-fn stored(infos: &[gds::Info]) -> (Option<String>, bool) {
+fn stored(infos: &[rshm_gds::Info]) -> (Option<String>, bool) {
     let (b, _) = jobdata::build(Some("n0"), infos).unwrap();
     let (_dir, _w, r) = common::published("ns", &b);
     let pin = r.pin();
@@ -29,7 +29,7 @@ fn stored(infos: &[gds::Info]) -> (Option<String>, bool) {
 
 #[test]
 fn registration_stores_the_vector_of_the_process_map() {
-    let info = gds::Info::new;
+    let info = rshm_gds::Info::new;
     let (v, answered) = stored(&[
         info(keys::NODE_MAP, Value::String("n0,n1".into())),
         info(keys::PROC_MAP, Value::String("0,2;1,3".into())),
@@ -43,7 +43,7 @@ fn registration_stores_the_vector_of_the_process_map() {
 
 #[test]
 fn a_job_the_map_does_not_cover_has_none() {
-    let info = gds::Info::new;
+    let info = rshm_gds::Info::new;
     // No process map.
     let (v, _) = stored(&[info(keys::JOB_SIZE, Value::Uint32(4))]);
     assert_eq!(v, None);

@@ -6,11 +6,11 @@
 
 mod common;
 
-use gds::jobdata::query::RANK_VALID;
-use gds::jobdata::query::{RANK_UNDEF, RANK_WILDCARD};
-use gds::jobdata::{self, Decision, Directives, Pass, Qualifiers};
-use gds::modex::{Posted, Scope};
-use gds::{part, Info, Reader, Value, Writer};
+use rshm_gds::jobdata::query::RANK_VALID;
+use rshm_gds::jobdata::query::{RANK_UNDEF, RANK_WILDCARD};
+use rshm_gds::jobdata::{self, Decision, Directives, Pass, Qualifiers};
+use rshm_gds::modex::{Posted, Scope};
+use rshm_gds::{part, Info, Reader, Value, Writer};
 
 use common::store;
 

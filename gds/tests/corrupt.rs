@@ -7,8 +7,8 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use gds::{part, Error, Reader, Realm, TableBuilder, Value, Writer};
 use proptest::prelude::*;
+use rshm_gds::{part, Error, Reader, Realm, TableBuilder, Value, Writer};
 
 /// A segment: the file it is in and where it starts there (a root is embedded in a pack).
 struct Seg {
@@ -34,7 +34,7 @@ fn store(base: &Path) -> (Writer, Seg, PathBuf) {
     };
     let anchor = std::fs::read(w.path().join("rshm-anchor")).unwrap();
     let at = u64::from_ne_bytes(anchor[64..72].try_into().unwrap());
-    let (seq, off) = gds::layout::place_in_pack(at).unwrap();
+    let (seq, off) = rshm_gds::layout::place_in_pack(at).unwrap();
     let root = Seg {
         path: w.path().join(format!("rshm-pack-{seq:08x}")),
         base: off,
@@ -48,7 +48,7 @@ fn poke(path: &Path, off: u64, bytes: &[u8]) {
     f.write_all_at(bytes, off).unwrap();
 }
 
-fn get_any(r: &Reader) -> gds::Result<Value> {
+fn get_any(r: &Reader) -> rshm_gds::Result<Value> {
     let pin = r.pin();
     let i = common::every_value()
         .iter()
@@ -75,7 +75,7 @@ fn newer_major_version_is_refused_and_newer_minor_accepted() {
         get_any(&Reader::attach(w.path()).unwrap()).is_ok(),
         "minor 7 is compatible"
     );
-    let newer = gds::layout::FORMAT_MAJOR + 1;
+    let newer = rshm_gds::layout::FORMAT_MAJOR + 1;
     poke(&root.path, root.base + 8, &newer.to_ne_bytes());
     assert!(matches!(
         Reader::attach(w.path()),

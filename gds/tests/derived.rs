@@ -6,12 +6,12 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gds::jobdata::{self, keys, Qualifiers, TargetRank};
-use gds::{part, JobMeta, KeyTag, Realm, TableBuilder, Value};
+use rshm_gds::jobdata::{self, keys, Qualifiers, TargetRank};
+use rshm_gds::{part, JobMeta, KeyTag, Realm, TableBuilder, Value};
 
 /// A registration with a session, a node map naming the store's node, and a session key.
-fn registration() -> Vec<gds::Info> {
-    let info = gds::Info::new;
+fn registration() -> Vec<rshm_gds::Info> {
+    let info = rshm_gds::Info::new;
     vec![
         info(keys::SESSION_ID, Value::Uint32(7)),
         info(keys::NODE_MAP, Value::String("n0,n1".into())),
@@ -28,7 +28,7 @@ fn derived_is_computed_once_per_view_and_keeps_one_type() {
     let pin = r.pin();
     let t = r.table(&pin, "ns", part::DATA).unwrap();
     let calls = AtomicUsize::new(0);
-    let init = |t: &gds::TableView| {
+    let init = |t: &rshm_gds::TableView| {
         calls.fetch_add(1, Ordering::Relaxed);
         t.key_count() * 10
     };

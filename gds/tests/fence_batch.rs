@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use common::{store, Rng};
 
-use gds::jobdata::TargetRank;
-use gds::modex::{self, FenceBatch, Posted, Scope};
-use gds::{part, Error, Reader, Value, Writer};
+use rshm_gds::jobdata::TargetRank;
+use rshm_gds::modex::{self, FenceBatch, Posted, Scope};
+use rshm_gds::{part, Error, Reader, Value, Writer};
 
 const KEYS: [&str; 5] = ["btl.tcp.card", "a", "ucx.addr", "zz.last", "m.string"];
 const RANKS: u32 = 40;
@@ -97,7 +97,7 @@ fn same_answers(w: &mut Writer, reference: &Posted, fast: &Posted, min_found: u3
         r.table(&pin, "ref", part::POSTED).unwrap(),
         r.table(&pin, "fast", part::POSTED).unwrap(),
     );
-    let show = |x: gds::Result<gds::ValueRef<'_>>| match x {
+    let show = |x: rshm_gds::Result<rshm_gds::ValueRef<'_>>| match x {
         Ok(v) => Ok(v.to_value()),
         Err(Error::NotFound) => Err("not found"),
         Err(Error::ExistsOutsideScope) => Err("outside scope"),

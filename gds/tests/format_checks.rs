@@ -2,8 +2,8 @@
 //! the header length, the entry classes a table may hold, and the alignment of the proc
 //! columns. Each forges one field of a segment the writer made and expects a refusal.
 
-use gds::layout::{Entry, Header, TableHeader, HEADER_LEN};
-use gds::{check, Error, Realm, TableBuilder, Value};
+use rshm_gds::layout::{Entry, Header, TableHeader, HEADER_LEN};
+use rshm_gds::{check, Error, Realm, TableBuilder, Value};
 use std::mem::offset_of;
 
 /// A table segment with entries of several classes and two proc columns.

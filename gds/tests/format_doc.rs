@@ -1,4 +1,4 @@
-//! docs/format.md against `gds::layout`: every field table, the constants, the entry classes and
+//! docs/format.md against `rshm_gds::layout`: every field table, the constants, the entry classes and
 //! the proc columns of the document must match the code, and every field of every layout
 //! struct must be documented. A layout change without the document (or the reverse) fails here.
 //!
@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 
-use gds::jobdata::columns::COLUMN_KEYS;
-use gds::layout::{
+use rshm_gds::jobdata::columns::COLUMN_KEYS;
+use rshm_gds::layout::{
     self, Entry, Header, KeyEntry, Kind, Realm, RootHeader, TableHeader, TableRef, ANCHOR_LEN,
     COLUMN_KINDS, HEADER_LEN, ROOT_AT_OFF, WITHDRAWN_OFF,
 };
@@ -177,8 +177,8 @@ fn constants() -> BTreeMap<&'static str, u64> {
         ("VALUE_FORMAT", layout::VALUE_FORMAT as u64),
         ("HEADER_LEN", HEADER_LEN as u64),
         ("STATE_OFF", layout::STATE_OFF as u64),
-        ("STATE_BUILDING", gds::protocol::STATE_BUILDING as u64),
-        ("STATE_READY", gds::protocol::STATE_READY as u64),
+        ("STATE_BUILDING", rshm_gds::protocol::STATE_BUILDING as u64),
+        ("STATE_READY", rshm_gds::protocol::STATE_READY as u64),
         ("ANCHOR_LEN", ANCHOR_LEN),
         ("ROOT_AT_OFF", ROOT_AT_OFF as u64),
         ("WITHDRAWN_OFF", WITHDRAWN_OFF as u64),
@@ -191,7 +191,10 @@ fn constants() -> BTreeMap<&'static str, u64> {
         ("MAX_KEY_LEN", layout::MAX_KEY_LEN as u64),
         ("MAX_NSPACE_LEN", layout::MAX_NSPACE_LEN as u64),
         ("ENTRY_RAW_BYTES", layout::ENTRY_RAW_BYTES as u64),
-        ("NODEID_COLUMN", gds::jobdata::columns::NODEID_COLUMN as u64),
+        (
+            "NODEID_COLUMN",
+            rshm_gds::jobdata::columns::NODEID_COLUMN as u64,
+        ),
         ("Kind::Anchor", Kind::Anchor as u64),
         ("Kind::Root", Kind::Root as u64),
         ("Kind::Table", Kind::Table as u64),
@@ -322,7 +325,7 @@ fn every_field_table_matches_the_layout_structs() {
             .collect();
         assert_eq!(
             doc, want,
-            "{name}: (field, offset, size) rows, in order, against gds::layout"
+            "{name}: (field, offset, size) rows, in order, against rshm_gds::layout"
         );
         let covered: usize = fields.iter().map(|f| f.2).sum();
         assert_eq!(covered, size, "{name}: fields leave a gap or overlap");
@@ -466,13 +469,17 @@ fn a_blocked_column_decodes_by_the_document() {
             _ => (r % 50) as u16,
         })
         .collect();
-    let mut t = gds::TableBuilder::with_ranks(ranks);
+    let mut t = rshm_gds::TableBuilder::with_ranks(ranks);
     t.block_columns_above(0);
     for (r, v) in want.iter().enumerate() {
-        t.insert(Realm::Proc(r as u32), "pmix.lrank", &gds::Value::Uint16(*v))
-            .unwrap();
+        t.insert(
+            Realm::Proc(r as u32),
+            "pmix.lrank",
+            &rshm_gds::Value::Uint16(*v),
+        )
+        .unwrap();
     }
-    let b = gds::check::encode_store("ns", &t).unwrap().0;
+    let b = rshm_gds::check::encode_store("ns", &t).unwrap().0;
     let u32_at = |off: usize| u32::from_ne_bytes(b[off..off + 4].try_into().unwrap());
     let th = |f: usize| HEADER_LEN + f;
     assert_eq!(u32_at(th(offset_of!(TableHeader, column_mask))), 1);
@@ -507,8 +514,8 @@ fn a_blocked_column_decodes_by_the_document() {
         };
         assert_eq!(got, *want as u32, "rank {r}");
     }
-    // The reader agrees (the same bytes through gds::check).
-    assert!(gds::check::table_bytes(&b, &[]).unwrap() >= ranks as usize);
+    // The reader agrees (the same bytes through rshm_gds::check).
+    assert!(rshm_gds::check::table_bytes(&b, &[]).unwrap() >= ranks as usize);
 }
 
 const PROTOCOL: &str = include_str!("../../docs/protocol.md");

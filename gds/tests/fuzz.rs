@@ -8,9 +8,9 @@ mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use gds::check;
-use gds::jobdata::{self, synthetic};
-use gds::{Realm, TableBuilder, Value};
+use rshm_gds::check;
+use rshm_gds::jobdata::{self, synthetic};
+use rshm_gds::{Realm, TableBuilder, Value};
 
 use common::Rng;
 

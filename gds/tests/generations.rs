@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use gds::{part, Reader, Realm, TableBuilder, Value, Writer};
+use rshm_gds::{part, Reader, Realm, TableBuilder, Value, Writer};
 
 const RANKS: u32 = 64;
 const KEYS: [&str; 4] = ["pmix.lrank", "card.a", "card.b", "gen"];

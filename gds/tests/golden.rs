@@ -10,10 +10,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use gds::jobdata::TargetRank;
-use gds::modex::{self, FenceBatch, PostedParts, Scope};
-use gds::value::types;
-use gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_gds::jobdata::TargetRank;
+use rshm_gds::modex::{self, FenceBatch, PostedParts, Scope};
+use rshm_gds::value::types;
+use rshm_gds::{part, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v4.0")

@@ -1,11 +1,11 @@
-//! Process groups in the store (gds::psets::groups, docs/psets-groups.md "Groups"): one row per
+//! Process groups in the store (rshm_gds::psets::groups, docs/psets-groups.md "Groups"): one row per
 //! rule of the standard's 12.2, against real stores.
 
 mod common;
 
-use gds::psets::groups::{self, Group, Groups};
-use gds::psets::{self, IndexView};
-use gds::{part, Error, Info, Reader, Realm, Value, Writer};
+use rshm_gds::psets::groups::{self, Group, Groups};
+use rshm_gds::psets::{self, IndexView};
+use rshm_gds::{part, Error, Info, Reader, Realm, Value, Writer};
 
 use common::store;
 

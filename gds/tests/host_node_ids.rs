@@ -5,8 +5,8 @@
 
 mod common;
 
-use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::{part, Info, Reader, Value, Writer};
+use rshm_gds::jobdata::{self, Qualifiers, TargetRank};
+use rshm_gds::{part, Info, Reader, Value, Writer};
 
 /// node1..node3 with ranks 0,1 / 2,3 / 4,5; the host numbers them 1..3; the store is node1's.
 fn registration() -> Vec<Info> {

@@ -6,8 +6,8 @@
 
 mod common;
 
-use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::{part, Error, Info, Reader, Value, Writer};
+use rshm_gds::jobdata::{self, Qualifiers, TargetRank};
+use rshm_gds::{part, Error, Info, Reader, Value, Writer};
 
 fn info(key: &str, value: Value) -> Info {
     Info::new(key, value)
@@ -118,7 +118,13 @@ impl Job {
     /// PMIx_Get as rank `caller` would call it. Every answer is also asked of the rules alone
     /// (`get_by_rules_only`, without the `get_plain` shortcut most gets take): the two must agree,
     /// value and status, so each rule below tests the shortcut too.
-    fn get(&self, caller: u32, rank: TargetRank, key: &str, q: Qualifiers) -> gds::Result<Value> {
+    fn get(
+        &self,
+        caller: u32,
+        rank: TargetRank,
+        key: &str,
+        q: Qualifiers,
+    ) -> rshm_gds::Result<Value> {
         let pin = self.r.pin();
         let t = self.r.table(&pin, "rules", part::DATA)?;
         let got = jobdata::get(t, None, Some(caller), rank, key, &q).map(|v| v.to_value());

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use gds::jobdata::{self, TargetRank};
-use gds::modex::{self, FenceBatch, Posted, Scope};
-use gds::{part, Error, Info, Reader, Value, Writer};
+use rshm_gds::jobdata::{self, TargetRank};
+use rshm_gds::modex::{self, FenceBatch, Posted, Scope};
+use rshm_gds::{part, Error, Info, Reader, Value, Writer};
 
 use common::store;
 
@@ -40,7 +40,7 @@ fn get(
     rank: TargetRank,
     key: &str,
     scope: Option<Scope>,
-) -> gds::Result<Value> {
+) -> rshm_gds::Result<Value> {
     let pin = r.pin();
     let job = r.table(&pin, ns, part::DATA)?;
     let posted = r.table(&pin, ns, part::POSTED)?;
@@ -262,7 +262,7 @@ fn withdraw_removes_one_rank_s_key_in_every_scope_and_its_rank_undef_entry() {
         Some(5)
     );
     assert!(matches!(
-        p.withdraw(gds::jobdata::query::RANK_VALID, "k"),
+        p.withdraw(rshm_gds::jobdata::query::RANK_VALID, "k"),
         Err(Error::InvalidArgument(_))
     ));
 }
@@ -294,7 +294,7 @@ fn a_table_put_and_removed_in_one_transaction_leaves_no_file() {
 
 /// How many of a fence batch's `procs` cards a reader finds, checking each one it finds is the
 /// card its process posted.
-fn cards_found(t: &gds::TableView, procs: u32) -> u32 {
+fn cards_found(t: &rshm_gds::TableView, procs: u32) -> u32 {
     let mut found = 0;
     for rank in 0..procs {
         if let Ok(v) = modex::get(t, TargetRank::Rank(rank), "card", false, None) {

@@ -8,8 +8,8 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use gds::jobdata;
-use gds::{part, Info, Reader, Realm, Value, Writer};
+use rshm_gds::jobdata;
+use rshm_gds::{part, Info, Reader, Realm, Value, Writer};
 
 fn info(key: &str, value: Value) -> Info {
     Info::new(key, value)

@@ -10,7 +10,7 @@ mod mappings;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use gds::{part, Reader, Realm, TableBuilder, Value, Writer};
+use rshm_gds::{part, Reader, Realm, TableBuilder, Value, Writer};
 
 /// Unlinked segments (two per generation: root and table) a reader may still map: alone in its
 /// process a reader holds 4 (the epoch scheme frees a retired snapshot two epochs later), with

@@ -20,9 +20,9 @@ mod common;
 use std::collections::{BTreeMap, HashMap};
 
 use differences::{Why, FULL, MINIMAL, NODE_IDENTITY, SLURM, TOPLEVEL};
-use gds::jobdata::{self, TargetRank};
-use gds::{part, Reader, Writer};
 use pmixhost::{CorpusQuery, CorpusRank};
+use rshm_gds::jobdata::{self, TargetRank};
+use rshm_gds::{part, Reader, Writer};
 
 /// Keys posted by the clients (Put/Commit/Fence): modex data, not job data.
 const POSTED: [&str; 3] = ["test.card", "test.lcard", "test.rcard"];
@@ -77,7 +77,7 @@ fn differences(job: &str, corpus: &str) -> BTreeMap<(String, u32), (Triple, Trip
                 let (ty, text) = pmixhost::canonical(&v.to_value());
                 ("SUCCESS".to_string(), ty, text)
             }
-            Err(gds::Error::NotFound) => ("NOT-FOUND".into(), "-".into(), "-".into()),
+            Err(rshm_gds::Error::NotFound) => ("NOT-FOUND".into(), "-".into(), "-".into()),
             Err(e) => panic!("{}: rshm error {e}", a.id),
         };
         let theirs = normalize(&a.status, &a.type_name, &a.value);

@@ -5,7 +5,7 @@
 
 mod common;
 
-use gds::{part, Reader, Realm, TableBuilder, Value, Writer};
+use rshm_gds::{part, Reader, Realm, TableBuilder, Value, Writer};
 
 /// A posted table of one rank holding `key` = `value` (`bytes` long).
 fn rank_table(rank: u32, key: &str, fill: u8, bytes: usize) -> TableBuilder {

@@ -3,7 +3,7 @@
 //! the same one. Each layer's parts, as ranges (a part with a per-rank or per-domain offset
 //! spans its range), collide with no other layer's.
 
-use gds::{jobdata, modex, psets};
+use rshm_gds::{jobdata, modex, psets};
 
 /// Every layer's parts as (name, first, last).
 fn parts() -> Vec<(&'static str, u32, u32)> {
@@ -28,7 +28,7 @@ fn parts() -> Vec<(&'static str, u32, u32)> {
         ("modex POSTED_RANKS", modex::part::POSTED_RANKS, u32::MAX),
         ("psets PSETS", psets::part::PSETS, psets::part::PSETS),
         ("psets GROUPS", psets::part::GROUPS, psets::part::GROUPS),
-        // The topology's (`topo::store::PART`, outside this crate; server-shim checks it).
+        // The topology's (`rshm_topo::store::PART`, outside this crate; server-shim checks it).
         ("topo", 4, 4),
     ]
 }
@@ -45,7 +45,7 @@ fn the_layers_parts_do_not_collide() {
 
 #[test]
 fn gds_part_lists_the_layers_parts() {
-    assert_eq!(gds::part::DATA, jobdata::part::DATA);
-    assert_eq!(gds::part::POSTED_RANKS, modex::part::POSTED_RANKS);
-    assert_eq!(gds::part::GROUPS, psets::part::GROUPS);
+    assert_eq!(rshm_gds::part::DATA, jobdata::part::DATA);
+    assert_eq!(rshm_gds::part::POSTED_RANKS, modex::part::POSTED_RANKS);
+    assert_eq!(rshm_gds::part::GROUPS, psets::part::GROUPS);
 }

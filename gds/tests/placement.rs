@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use gds::{choose_base_dir, is_tmpfs};
+use rshm_gds::{choose_base_dir, is_tmpfs};
 
 #[test]
 fn the_base_is_a_tmpfs_unless_given_explicitly() {
@@ -23,7 +23,7 @@ fn the_base_is_a_tmpfs_unless_given_explicitly() {
         .prefix("gds-test-")
         .tempdir_in(shm)
         .unwrap();
-    for var in [gds::ENV_DIR, "PMIX_SERVER_TMPDIR", "TMPDIR"] {
+    for var in [rshm_gds::ENV_DIR, "PMIX_SERVER_TMPDIR", "TMPDIR"] {
         std::env::remove_var(var);
     }
 
@@ -41,7 +41,7 @@ fn the_base_is_a_tmpfs_unless_given_explicitly() {
         shm,
         "an on-disk PMIX_SERVER_TMPDIR"
     );
-    assert_eq!(gds::default_base_dir(), shm);
+    assert_eq!(rshm_gds::default_base_dir(), shm);
     std::env::set_var("PMIX_SERVER_TMPDIR", tmpfs.path());
     assert_eq!(choose_base_dir(None, None), tmpfs.path());
     std::env::remove_var("PMIX_SERVER_TMPDIR");
@@ -49,13 +49,13 @@ fn the_base_is_a_tmpfs_unless_given_explicitly() {
     std::env::set_var("TMPDIR", disk);
     assert_eq!(choose_base_dir(None, None), shm);
     // RSHM_DIR: as given, over the server's tmpdir.
-    std::env::set_var(gds::ENV_DIR, disk);
+    std::env::set_var(rshm_gds::ENV_DIR, disk);
     assert_eq!(choose_base_dir(None, Some(tmpfs.path())), disk);
     std::env::set_var("PMIX_SERVER_TMPDIR", tmpfs.path());
     assert_eq!(choose_base_dir(None, None), disk);
     // The caller's directory still comes first.
     assert_eq!(choose_base_dir(Some(tmpfs.path()), None), tmpfs.path());
-    for var in [gds::ENV_DIR, "PMIX_SERVER_TMPDIR", "TMPDIR"] {
+    for var in [rshm_gds::ENV_DIR, "PMIX_SERVER_TMPDIR", "TMPDIR"] {
         std::env::remove_var(var);
     }
 

@@ -4,9 +4,9 @@
 
 mod common;
 
-use gds::jobdata::TargetRank;
-use gds::modex::{self, FenceBatch, Posted, PostedParts, Scope};
-use gds::{part, Error, Reader, StoreOptions, Value, Writer};
+use rshm_gds::jobdata::TargetRank;
+use rshm_gds::modex::{self, FenceBatch, Posted, PostedParts, Scope};
+use rshm_gds::{part, Error, Reader, StoreOptions, Value, Writer};
 
 /// xorshift: deterministic, no dependency.
 struct Rng(u64);
@@ -63,7 +63,7 @@ fn compare(reference: &Posted, w: &mut Writer, r: &Reader, step: usize) {
     r.refresh().unwrap();
     let pin = r.pin();
     let rt = r.table(&pin, "ref", part::POSTED).ok();
-    let show = |x: gds::Result<Value>| match x {
+    let show = |x: rshm_gds::Result<Value>| match x {
         Ok(v) => format!("{v:?}"),
         Err(Error::NotFound) => "not found".into(),
         Err(Error::ExistsOutsideScope) => "outside".into(),
@@ -253,8 +253,8 @@ fn storm(ranks: u32, keys: u32, factor: usize) {
 fn posted_data_withdrawn_for_good_is_no_longer_answered_but_job_data_is() {
     let base = common::base_dir();
     let mut w = writer(base.path());
-    let mut job = gds::TableBuilder::new();
-    job.insert(gds::Realm::Job, "pmix.job.size", &Value::Uint32(2))
+    let mut job = rshm_gds::TableBuilder::new();
+    job.insert(rshm_gds::Realm::Job, "pmix.job.size", &Value::Uint32(2))
         .unwrap();
     let mut tx = w.begin();
     tx.put_table("ns", part::DATA, &job).unwrap();
@@ -282,9 +282,15 @@ fn posted_data_withdrawn_for_good_is_no_longer_answered_but_job_data_is() {
     assert!(matches!(find(&r), Err(Error::StoreRemoved)));
     let pin = r.pin();
     assert_eq!(
-        r.get(&pin, "ns", part::DATA, gds::Realm::Job, "pmix.job.size")
-            .unwrap()
-            .to_value(),
+        r.get(
+            &pin,
+            "ns",
+            part::DATA,
+            rshm_gds::Realm::Job,
+            "pmix.job.size"
+        )
+        .unwrap()
+        .to_value(),
         Value::Uint32(2)
     );
 }

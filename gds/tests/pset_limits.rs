@@ -5,9 +5,9 @@
 
 mod common;
 
-use gds::psets::index::{self, Run, SetSpec};
-use gds::psets::{self, Registry, Sets};
-use gds::{Error, Value};
+use rshm_gds::psets::index::{self, Run, SetSpec};
+use rshm_gds::psets::{self, Registry, Sets};
+use rshm_gds::{Error, Value};
 
 const W: u32 = u32::MAX - 1;
 
@@ -129,11 +129,11 @@ fn a_member_answer_over_its_bound_is_an_error_not_an_allocation() {
     )
     .unwrap();
     let base = common::base_dir();
-    let mut w = gds::Writer::create(common::opts(base.path())).unwrap();
+    let mut w = rshm_gds::Writer::create(common::opts(base.path())).unwrap();
     let mut tx = w.begin();
     psets::stage_indexes(&mut tx, &[(0, bytes)]).unwrap();
     tx.commit().unwrap();
-    let r = gds::Reader::attach(w.path()).unwrap();
+    let r = rshm_gds::Reader::attach(w.path()).unwrap();
     let pin = r.pin();
     let sets = psets::read(&r, &pin).unwrap();
     let i = sets.find("huge").unwrap();

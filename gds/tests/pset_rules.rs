@@ -1,12 +1,12 @@
-//! Process sets in the store (gds::psets, docs/psets-groups.md): one row per rule, each naming
+//! Process sets in the store (rshm_gds::psets, docs/psets-groups.md): one row per rule, each naming
 //! the section of the standard it checks (12.1 process sets; 17.2.19-20 define and delete;
 //! v5.0 14.1.2 the attributes), against real stores.
 
 mod common;
 
-use gds::jobdata::{self, Qualifiers, TargetRank};
-use gds::psets::{self, IndexView, Registry, Sets};
-use gds::{part, Info, Reader, Value, Writer};
+use rshm_gds::jobdata::{self, Qualifiers, TargetRank};
+use rshm_gds::psets::{self, IndexView, Registry, Sets};
+use rshm_gds::{part, Info, Reader, Value, Writer};
 
 use common::{store, Rng};
 
@@ -39,7 +39,7 @@ fn strings(v: &Value) -> Vec<String> {
 fn procs(v: &Value) -> Vec<(String, u32)> {
     match v {
         Value::DataArray(a) => {
-            assert_eq!(a.elem_type, gds::value::types::PROC);
+            assert_eq!(a.elem_type, rshm_gds::value::types::PROC);
             a.items
                 .iter()
                 .map(|i| match i {
@@ -135,11 +135,11 @@ fn pset_queries() {
         );
         assert!(matches!(
             q(psets::QUERY_PSET_MEMBERSHIP, Some("gone")),
-            Err(gds::Error::NotFound)
+            Err(rshm_gds::Error::NotFound)
         ));
         assert!(matches!(
             q(psets::QUERY_PSET_MEMBERSHIP, None),
-            Err(gds::Error::InvalidArgument(_))
+            Err(rshm_gds::Error::InvalidArgument(_))
         ));
         assert!(q("pmix.qry.other", None).is_err());
     });
@@ -156,7 +156,7 @@ fn pset_queries() {
         );
         assert!(matches!(
             psets::query(ix, psets::QUERY_PSET_NAMES, None),
-            Err(gds::Error::NotFound)
+            Err(rshm_gds::Error::NotFound)
         ));
     });
 }
@@ -220,8 +220,8 @@ fn pset_name_is_registered_job_data() {
     let proc_data = |rank: u32, set: &str| {
         Info::new(
             "pmix.pdata",
-            Value::DataArray(Box::new(gds::DataArray {
-                elem_type: gds::value::types::INFO,
+            Value::DataArray(Box::new(rshm_gds::DataArray {
+                elem_type: rshm_gds::value::types::INFO,
                 items: vec![
                     Value::Info(Box::new(Info::new("pmix.rank", Value::ProcRank(rank)))),
                     Value::Info(Box::new(Info::new(
@@ -619,9 +619,13 @@ fn forged_chunk_list_answers_less() {
     many[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
     cases.push((many, 0));
     for (i, (bytes, sets)) in cases.into_iter().enumerate() {
-        let mut t = gds::TableBuilder::new();
-        t.insert(gds::Realm::Meta, psets::LIST_KEY, &Value::ByteObject(bytes))
-            .unwrap();
+        let mut t = rshm_gds::TableBuilder::new();
+        t.insert(
+            rshm_gds::Realm::Meta,
+            psets::LIST_KEY,
+            &Value::ByteObject(bytes),
+        )
+        .unwrap();
         let mut tx = w.begin();
         tx.put_table(psets::LIST_NAMESPACE, part::PSETS, &t)
             .unwrap();

@@ -7,8 +7,8 @@
 #[path = "support/pmixhost/mod.rs"]
 mod pmixhost;
 
-use gds::jobdata;
-use gds::Value;
+use rshm_gds::jobdata;
+use rshm_gds::Value;
 
 #[test]
 fn every_recorded_registration_builds() {

@@ -6,8 +6,8 @@
 //! child process (this test binary, running the one test) under an address-space limit, and
 //! reports what `jobdata::build` returned and the memory it took.
 
-use gds::jobdata;
-use gds::{Error, Info, Value};
+use rshm_gds::jobdata;
+use rshm_gds::{Error, Info, Value};
 
 #[path = "support/limits.rs"]
 mod limits;
@@ -221,7 +221,7 @@ fn data_arrays_cost_the_documented_bytes_an_element() {
         let items = (0..N).map(Value::Uint32).collect();
         vec![build_report(&[info(
             "test.array",
-            Value::array(gds::value::types::UINT32, items),
+            Value::array(rshm_gds::value::types::UINT32, items),
         )])]
     }) else {
         return;
@@ -237,7 +237,7 @@ fn data_arrays_cost_the_documented_bytes_an_element() {
 #[test]
 fn usual_registrations_stay_within_the_factor() {
     let Some(r) = in_child("usual_registrations_stay_within_the_factor", || {
-        use gds::jobdata::synthetic;
+        use rshm_gds::jobdata::synthetic;
         vec![
             build_report(&synthetic::registration(20_000, 16)),
             build_report(&synthetic::registration_maps(200_000, 64)),

@@ -4,10 +4,10 @@
 //! docs/jobdata.md "Limits" states. The cases run in one child process under an address-space
 //! limit (an abort would take the test process with it).
 
-use gds::value::types;
-use gds::{Info, Value};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use rshm_gds::value::types;
+use rshm_gds::{Info, Value};
 
 #[path = "support/limits.rs"]
 mod limits;

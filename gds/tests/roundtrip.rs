@@ -3,7 +3,7 @@
 
 mod common;
 
-use gds::{part, Error, Reader, Realm, TableBuilder, Value, Writer};
+use rshm_gds::{part, Error, Reader, Realm, TableBuilder, Value, Writer};
 
 #[test]
 fn every_value_type_round_trips_through_a_published_store() {
@@ -40,7 +40,7 @@ fn every_value_type_round_trips_through_a_published_store() {
 #[test]
 fn absent_namespace_key_and_realm_are_not_found() {
     let mut t = TableBuilder::new();
-    t.insert(Realm::Proc(0), "k", &gds::Value::Uint32(1))
+    t.insert(Realm::Proc(0), "k", &rshm_gds::Value::Uint32(1))
         .unwrap();
     let (_base, _w, r) = common::published("ns", &t);
     let pin = r.pin();
@@ -87,13 +87,13 @@ fn writer_refuses_bad_arguments_with_typed_errors() {
     let long_key = "k".repeat(512);
     for key in ["", long_key.as_str(), "nul\0key"] {
         assert!(matches!(
-            t.insert(Realm::Job, key, &gds::Value::Bool(true)),
+            t.insert(Realm::Job, key, &rshm_gds::Value::Bool(true)),
             Err(Error::InvalidArgument(_))
         ));
     }
     // An info element outside an info array, and an array whose element has the wrong type.
-    let info = gds::Value::info_array([("a".to_string(), gds::Value::Bool(true))]);
-    let gds::Value::DataArray(arr) = info else {
+    let info = rshm_gds::Value::info_array([("a".to_string(), rshm_gds::Value::Bool(true))]);
+    let rshm_gds::Value::DataArray(arr) = info else {
         unreachable!()
     };
     let stray = arr.items[0].clone();
@@ -101,7 +101,10 @@ fn writer_refuses_bad_arguments_with_typed_errors() {
         t.insert(Realm::Job, "k", &stray),
         Err(Error::InvalidArgument(_))
     ));
-    let mixed = gds::Value::array(gds::value::types::STRING, vec![gds::Value::Uint8(1)]);
+    let mixed = rshm_gds::Value::array(
+        rshm_gds::value::types::STRING,
+        vec![rshm_gds::Value::Uint8(1)],
+    );
     assert!(matches!(
         t.insert(Realm::Job, "k", &mixed),
         Err(Error::InvalidArgument(_))
@@ -124,30 +127,46 @@ fn writer_refuses_bad_arguments_with_typed_errors() {
 
 #[test]
 fn standard_proc_keys_live_in_dense_columns_and_other_types_fall_back_to_entries() {
-    use gds::value::types;
+    use rshm_gds::value::types;
     let ranks = 1000u32;
     let mut t = TableBuilder::with_ranks(ranks);
     for r in 0..ranks {
         t.insert(
             Realm::Proc(r),
             "pmix.lrank",
-            &gds::Value::Uint16((r % 64) as u16),
+            &rshm_gds::Value::Uint16((r % 64) as u16),
         )
         .unwrap();
-        t.insert(Realm::Proc(r), "pmix.nodeid", &gds::Value::Uint32(r / 64))
-            .unwrap();
-        t.insert(Realm::Proc(r), "pmix.grank", &gds::Value::ProcRank(r + 5))
-            .unwrap();
+        t.insert(
+            Realm::Proc(r),
+            "pmix.nodeid",
+            &rshm_gds::Value::Uint32(r / 64),
+        )
+        .unwrap();
+        t.insert(
+            Realm::Proc(r),
+            "pmix.grank",
+            &rshm_gds::Value::ProcRank(r + 5),
+        )
+        .unwrap();
     }
     // A host that registers a column key with another type, or the absent pattern, keeps it.
-    t.insert(Realm::Proc(7), "pmix.lrank", &gds::Value::Uint32(7))
+    t.insert(Realm::Proc(7), "pmix.lrank", &rshm_gds::Value::Uint32(7))
         .unwrap();
-    t.insert(Realm::Proc(8), "pmix.nodeid", &gds::Value::Uint32(u32::MAX))
-        .unwrap();
+    t.insert(
+        Realm::Proc(8),
+        "pmix.nodeid",
+        &rshm_gds::Value::Uint32(u32::MAX),
+    )
+    .unwrap();
     // Beyond the column range, and replaced then removed values.
-    t.insert(Realm::Proc(ranks + 1), "pmix.lrank", &gds::Value::Uint16(1))
-        .unwrap();
-    t.insert(Realm::Proc(9), "pmix.grank", &gds::Value::ProcRank(99))
+    t.insert(
+        Realm::Proc(ranks + 1),
+        "pmix.lrank",
+        &rshm_gds::Value::Uint16(1),
+    )
+    .unwrap();
+    t.insert(Realm::Proc(9), "pmix.grank", &rshm_gds::Value::ProcRank(99))
         .unwrap();
     assert!(t.remove(Realm::Proc(10), "pmix.grank"));
     let (_base, _w, r) = common::published("cols", &t);
@@ -158,29 +177,32 @@ fn standard_proc_keys_live_in_dense_columns_and_other_types_fall_back_to_entries
     };
     assert_eq!(
         get(65, "pmix.lrank").unwrap(),
-        (types::UINT16, gds::Value::Uint16(1))
+        (types::UINT16, rshm_gds::Value::Uint16(1))
     );
     assert_eq!(
         get(65, "pmix.nodeid").unwrap(),
-        (types::UINT32, gds::Value::Uint32(1))
+        (types::UINT32, rshm_gds::Value::Uint32(1))
     );
     assert_eq!(
         get(65, "pmix.grank").unwrap(),
-        (types::PROC_RANK, gds::Value::ProcRank(70))
+        (types::PROC_RANK, rshm_gds::Value::ProcRank(70))
     );
     assert_eq!(
         get(7, "pmix.lrank").unwrap(),
-        (types::UINT32, gds::Value::Uint32(7))
+        (types::UINT32, rshm_gds::Value::Uint32(7))
     );
     assert_eq!(
         get(8, "pmix.nodeid").unwrap().1,
-        gds::Value::Uint32(u32::MAX)
+        rshm_gds::Value::Uint32(u32::MAX)
     );
     assert_eq!(
         get(ranks + 1, "pmix.lrank").unwrap().1,
-        gds::Value::Uint16(1)
+        rshm_gds::Value::Uint16(1)
     );
-    assert_eq!(get(9, "pmix.grank").unwrap().1, gds::Value::ProcRank(99));
+    assert_eq!(
+        get(9, "pmix.grank").unwrap().1,
+        rshm_gds::Value::ProcRank(99)
+    );
     assert!(matches!(get(10, "pmix.grank"), Err(Error::NotFound)));
     assert!(
         matches!(get(0, "pmix.appnum"), Err(Error::NotFound)),
@@ -208,10 +230,14 @@ fn values_replaced_again_and_again_keep_the_builder_small_and_the_latest_value()
     // garbage would otherwise be 3 MiB against 10 KiB of live values).
     for round in 0..300u32 {
         for k in 0..10u32 {
-            let v = gds::Value::ByteObject(vec![(round + k) as u8; 1024]);
+            let v = rshm_gds::Value::ByteObject(vec![(round + k) as u8; 1024]);
             t.insert(Realm::Proc(k), "card", &v).unwrap();
-            t.insert(Realm::Job, &format!("k{k}"), &gds::Value::Uint32(round))
-                .unwrap();
+            t.insert(
+                Realm::Job,
+                &format!("k{k}"),
+                &rshm_gds::Value::Uint32(round),
+            )
+            .unwrap();
         }
     }
     assert!(t.remove(Realm::Proc(9), "card"));
@@ -245,7 +271,7 @@ fn values_replaced_again_and_again_keep_the_builder_small_and_the_latest_value()
 /// alike; the app keys are not derived (docs/jobdata.md, as OpenPMIx 4.2.2): NOT_FOUND.
 #[test]
 fn a_job_registered_by_its_maps_answers_as_with_proc_arrays() {
-    use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+    use rshm_gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
     let base = common::base_dir();
     let mut w = Writer::create(common::opts(base.path())).unwrap();
     // 64 ranks per node, the last node partly filled.
@@ -287,7 +313,7 @@ fn a_job_registered_by_its_maps_answers_as_with_proc_arrays() {
             assert_eq!(a.as_ref().ok(), Some(&want), "full: rank {rank} {key}");
             if ["pmix.appnum", "pmix.apprank", "pmix.grank"].contains(&key) {
                 assert!(
-                    matches!(b, Err(gds::Error::NotFound)),
+                    matches!(b, Err(rshm_gds::Error::NotFound)),
                     "maps: rank {rank} {key}: {b:?}"
                 );
             } else {
@@ -307,8 +333,8 @@ fn a_job_registered_by_its_maps_answers_as_with_proc_arrays() {
 /// document order: the latest array wins key by key.
 #[test]
 fn proc_arrays_read_on_several_threads_apply_in_document_order() {
-    use gds::jobdata::{self, synthetic};
-    use gds::value::Info;
+    use rshm_gds::jobdata::{self, synthetic};
+    use rshm_gds::value::Info;
     let (ranks, ppn) = (20_000u32, 64u32);
     let mut infos = synthetic::registration_maps(ranks, ppn);
     for r in 0..ranks {
@@ -463,8 +489,8 @@ fn every_key_is_found_as_itself_and_no_other() {
 /// them as one run (docs/jobdata.md "How a registration is read"). Every value reads back.
 #[test]
 fn proc_arrays_with_other_keys_merge_as_one_run() {
-    use gds::jobdata::synthetic;
-    use gds::value::Info;
+    use rshm_gds::jobdata::synthetic;
+    use rshm_gds::value::Info;
     let (ranks, ppn) = (20_000u32, 64u32);
     let mut infos = synthetic::registration_maps(ranks, ppn);
     // Not in rank order: the run is sorted when it is built.
@@ -532,8 +558,8 @@ fn proc_arrays_with_other_keys_merge_as_one_run() {
 
 /// `infos` registered (the store on node00000) and published as namespace "ns": PMIx_Get of
 /// (rank, key) with no qualifier, as rank 0 asks it.
-fn registered(infos: &[gds::value::Info]) -> impl Fn(u32, &str) -> Result<Value, Error> {
-    use gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
+fn registered(infos: &[rshm_gds::value::Info]) -> impl Fn(u32, &str) -> Result<Value, Error> {
+    use rshm_gds::jobdata::{self, synthetic, Qualifiers, TargetRank};
     let (t, _) = jobdata::build(Some(&synthetic::host(0)), infos).unwrap();
     let (base, w, r) = common::published("ns", &t);
     move |rank, key| {

@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gds::{part, Realm, TableBuilder, Value, Writer};
+use rshm_gds::{part, Realm, TableBuilder, Value, Writer};
 use soak_reader::{BLOB, EPOCH, JOB_CARD, JOB_RANKS, POSTED_CARD, POSTED_RANKS};
 
 /// Generations of the suite's run.
@@ -376,11 +376,11 @@ fn soak(name: &str, generations: u64, retire: bool) -> Option<Report> {
             .env(soak_reader::ENV_SLOT, i.to_string())
             .env(soak_reader::ENV_PROGRESS, &progress_path)
             .env(soak_reader::ENV_LAST, generations.to_string())
-            .env(gds::ENV_STORE, &store)
-            .env_remove(gds::ENV_READER_RETIRE)
+            .env(rshm_gds::ENV_STORE, &store)
+            .env_remove(rshm_gds::ENV_READER_RETIRE)
             .stdout(Stdio::piped());
         if !retire {
-            cmd.env(gds::ENV_READER_RETIRE, "off");
+            cmd.env(rshm_gds::ENV_READER_RETIRE, "off");
         }
         readers.0.push(cmd.spawn().expect("spawning a reader"));
     }

@@ -16,7 +16,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 use tmpfs::Tmpfs;
 use users::{as_user, root_for, sh_as, test_user, Ids, NOBODY};
 
@@ -83,9 +83,9 @@ fn in_child(name: &str, store: &Path, user: Option<(Ids, &Path)>, owner: Option<
     };
     cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_STORE, store)
-        .env_remove(gds::ENV_STORE_OWNER);
+        .env_remove(rshm_gds::ENV_STORE_OWNER);
     if let Some(owner) = owner {
-        cmd.env(gds::ENV_STORE_OWNER, owner);
+        cmd.env(rshm_gds::ENV_STORE_OWNER, owner);
     }
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -155,7 +155,7 @@ fn a_named_reader_reads_the_store_and_can_change_nothing_in_it() {
     );
 
     // It can change nothing: each attempt fails and leaves the store as it was.
-    let lock = store.join(gds::LOCK_NAME);
+    let lock = store.join(rshm_gds::LOCK_NAME);
     let attempts = [
         (
             "open the anchor for write",
@@ -419,7 +419,7 @@ fn the_lock_file_has_no_acl_under_a_base_with_a_default_acl() {
         },
     ] {
         let w = Writer::create(opts(base.path(), own)).unwrap();
-        let lock = w.path().join(gds::LOCK_NAME);
+        let lock = w.path().join(rshm_gds::LOCK_NAME);
         let mut buf = [0u8; 256];
         assert_eq!(
             rustix::fs::getxattr(&lock, ACL_ACCESS, &mut buf[..]),

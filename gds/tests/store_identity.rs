@@ -14,7 +14,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_gds::{part, Error, Ownership, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 use users::{as_user, root_for, sh_as, test_user, Ids};
 
 /// The store a child attaches to.
@@ -81,9 +81,9 @@ fn in_child(name: &str, store: &Path, user: Option<(Ids, &Path)>, vars: &[(&str,
     };
     cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_STORE, store)
-        .env_remove(gds::ENV_STORE_OWNER)
-        .env_remove(gds::ENV_STORE_ID)
-        .env_remove(gds::ENV_STORE);
+        .env_remove(rshm_gds::ENV_STORE_OWNER)
+        .env_remove(rshm_gds::ENV_STORE_ID)
+        .env_remove(rshm_gds::ENV_STORE);
     for (k, v) in vars {
         cmd.env(k, v);
     }
@@ -104,9 +104,9 @@ fn in_child(name: &str, store: &Path, user: Option<(Ids, &Path)>, vars: &[(&str,
 /// What a server hands its client for store `w` (the variables of `client_env`).
 fn setup_fork_env(w: &Writer) -> Vec<(&'static str, String)> {
     vec![
-        (gds::ENV_STORE, w.path().display().to_string()),
-        (gds::ENV_STORE_OWNER, w.owner_uid().to_string()),
-        (gds::ENV_STORE_ID, w.store_id().to_owned()),
+        (rshm_gds::ENV_STORE, w.path().display().to_string()),
+        (rshm_gds::ENV_STORE_OWNER, w.owner_uid().to_string()),
+        (rshm_gds::ENV_STORE_ID, w.store_id().to_owned()),
     ]
 }
 
@@ -142,17 +142,17 @@ fn a_store_renamed_over_another_is_refused_by_the_other_jobs_client() {
     let got = in_child(NAME, &path_a, None, &refs(&env_a));
     assert!(!got.contains("card-0"), "A's client read B's value: {got}");
     assert!(
-        got.starts_with("Untrusted(") && got.contains(gds::ENV_STORE_ID),
+        got.starts_with("Untrusted(") && got.contains(rshm_gds::ENV_STORE_ID),
         "{got}"
     );
     // Without the id (an older server's client) the owner check alone cannot tell.
     assert_eq!(in_child(NAME, &path_a, None, &[]), "String(\"card-0\")");
     // A forged id file cannot be planted: the store is the owner's alone, and a missing one
     // is refused too.
-    std::fs::remove_file(path_a.join(gds::STORE_ID_NAME)).unwrap();
+    std::fs::remove_file(path_a.join(rshm_gds::STORE_ID_NAME)).unwrap();
     let missing = in_child(NAME, &path_a, None, &refs(&env_a));
     assert!(
-        missing.starts_with("Untrusted(") && missing.contains(gds::STORE_ID_NAME),
+        missing.starts_with("Untrusted(") && missing.contains(rshm_gds::STORE_ID_NAME),
         "{missing}"
     );
     assert!(Reader::attach(&away).is_ok());

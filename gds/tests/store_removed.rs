@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::{Arc, Barrier};
 
-use gds::{part, Error, Reader, Realm, TableBuilder, Value, Writer};
+use rshm_gds::{part, Error, Reader, Realm, TableBuilder, Value, Writer};
 
 fn publish(w: &mut Writer, ns: &str) {
     let mut t = TableBuilder::new();
@@ -16,7 +16,7 @@ fn publish(w: &mut Writer, ns: &str) {
     tx.commit().unwrap();
 }
 
-fn get(r: &Reader) -> gds::Result<Value> {
+fn get(r: &Reader) -> rshm_gds::Result<Value> {
     let pin = r.pin();
     let v = r.get(&pin, "ns", part::DATA, Realm::Job, "k")?;
     Ok(v.to_value())

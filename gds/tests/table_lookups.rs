@@ -3,7 +3,7 @@
 //! lookup cache holds, names alike but for their end, asked repeatedly and in any order), and
 //! a new generation's tables replace the old ones.
 
-use gds::{part, Error, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
+use rshm_gds::{part, Error, Reader, Realm, StoreOptions, TableBuilder, Value, Writer};
 
 const NAMESPACES: u32 = 48;
 const PARTS: u32 = 40;

@@ -10,12 +10,12 @@
 
 #![cfg(gds_loom)]
 
-use gds::layout::{pack_place, place_in_pack};
-use gds::protocol;
-use gds::sync::{AtomicU32, AtomicU64};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
+use rshm_gds::layout::{pack_place, place_in_pack};
+use rshm_gds::protocol;
+use rshm_gds::sync::{AtomicU32, AtomicU64};
 
 /// An embedded segment's slot of the pack: its bytes and its `state` word.
 struct Slot {
@@ -43,7 +43,7 @@ impl Pack {
     fn append(&self, i: usize, v: u64) -> u64 {
         let s = &self.0[i];
         s.state
-            .store(protocol::STATE_BUILDING, gds::sync::Ordering::Relaxed);
+            .store(protocol::STATE_BUILDING, rshm_gds::sync::Ordering::Relaxed);
         s.bytes.with_mut(|p| {
             // SAFETY: slot `i` lies past every published segment (the model's broken twin
             // breaks this, and loom reports the race).

@@ -5,15 +5,15 @@
 //! ("Causality violation"), or the model's own assertion fails.
 //!
 //! Run: `RUSTFLAGS="--cfg gds_loom --cfg crossbeam_loom" CARGO_TARGET_DIR=target/loom \
-//!       LOOM_MAX_PREEMPTIONS=3 cargo test -p loom-tests --release`
+//!       LOOM_MAX_PREEMPTIONS=3 cargo test -p rshm-loom-tests --release`
 
 #![cfg(gds_loom)]
 
-use gds::protocol;
-use gds::sync::{AtomicU32, AtomicU64, Ordering};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
+use rshm_gds::protocol;
+use rshm_gds::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// A segment as the protocol sees it: bytes written before publication, and its `state` word.
 struct Segment {

@@ -11,7 +11,7 @@
 //! and checks that the last share's drop, which destroys the cell, never unmaps under a reader.
 //!
 //! Run: `RUSTFLAGS="--cfg gds_loom --cfg crossbeam_loom" CARGO_TARGET_DIR=target/loom \
-//!       LOOM_MAX_PREEMPTIONS=3 cargo test -p loom-tests --release`
+//!       LOOM_MAX_PREEMPTIONS=3 cargo test -p rshm-loom-tests --release`
 
 #![cfg(gds_loom)]
 
@@ -19,11 +19,11 @@ use std::sync::atomic::{
     AtomicBool as PlainBool, AtomicU64 as PlainU64, AtomicUsize as PlainCount,
 };
 
-use gds::sync::Ordering;
-use gds::{CellGuard, SnapshotCell};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
+use rshm_gds::sync::Ordering;
+use rshm_gds::{CellGuard, SnapshotCell};
 
 /// What the bytes of a released mapping read as.
 const UNMAPPED: u64 = u64::MAX;

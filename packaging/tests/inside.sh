@@ -139,7 +139,7 @@ if [ "$has_component" = yes ]; then
     bad "MPI job with rshm on: $(cat ring.out ring.out.err | head -10)"
   mkdir -p pst
   job pre.out probe -- -x RSHM_PRELOAD_STATS=/tmp/pk/pst \
-    -x LD_PRELOAD=/usr/lib/$MA/rshm/librshm_preload.so ||
+    -x LD_PRELOAD=/usr/lib/$MA/rshm/librshm_client_preload.so ||
     bad "probe with rshm on + client preload: $(head -5 pre.out.err)"
   diff -u hash.out pre.out >/dev/null && ok "probe with rshm on + client preload: answers equal hash's" ||
     { bad "probe + preload: answers differ"; diff -u hash.out pre.out | head -20; }
@@ -158,7 +158,7 @@ else
   # No component for this OpenPMIx: the preloads serve the job data (docs/openpmix.md).
   mkdir -p pst
   job pre.out probe LD_PRELOAD=/usr/lib/$MA/rshm/librshm_server_preload.so -- \
-    -x RSHM_PRELOAD_STATS=/tmp/pk/pst -x LD_PRELOAD=/usr/lib/$MA/rshm/librshm_preload.so ||
+    -x RSHM_PRELOAD_STATS=/tmp/pk/pst -x LD_PRELOAD=/usr/lib/$MA/rshm/librshm_client_preload.so ||
     bad "probe with both preloads: $(head -5 pre.out.err)"
   diff -u hash.out pre.out >/dev/null && ok "probe with both preloads: answers equal hash's" ||
     { bad "probe with both preloads: answers differ from hash's"; diff -u hash.out pre.out | head -20; }

@@ -34,13 +34,13 @@ pub fn value(v: &[u8], max: usize) -> Result<&str> {
 
 /// A job id (a PMIx namespace): 1 to 255 bytes of UTF-8.
 pub fn job_id(j: &[u8]) -> Result<&str> {
-    if j.is_empty() || j.len() >= abi::types::NSPACE_BUF {
+    if j.is_empty() || j.len() >= rshm_abi::types::NSPACE_BUF {
         return Err(Pmi2Error::new(
             PMI2_ERR_INVALID_ARG,
             format!(
                 "job id of {} bytes (1 to {})",
                 j.len(),
-                abi::types::NSPACE_BUF - 1
+                rshm_abi::types::NSPACE_BUF - 1
             ),
         ));
     }

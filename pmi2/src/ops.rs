@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use gds::jobdata::anlmap;
-use gds::modex::Scope;
+use rshm_gds::jobdata::anlmap;
+use rshm_gds::modex::Scope;
 
 use crate::codes::*;
 use crate::ffi::pmix::{self, App, Reach, RANK_UNDEF, RANK_WILDCARD};
@@ -23,7 +23,7 @@ fn node_key(name: &str) -> String {
 /// would be lost behind the server's value) or this library's (`pmi2.*`: node attributes, the
 /// ring). Such keys are refused at PMI2_KVS_Put, and no one has put them for PMI2_KVS_Get.
 pub fn reserved_kvs_key(key: &str) -> bool {
-    gds::jobdata::keys::is_reserved(key) || key.starts_with("pmi2.")
+    rshm_gds::jobdata::keys::is_reserved(key) || key.starts_with("pmi2.")
 }
 
 /// The KVS key of this library's ring exchange (PMIX_Ring).
@@ -361,7 +361,7 @@ mod tests {
 
     #[test]
     fn node_keys_are_not_pmix_keys_and_not_kvs_keys() {
-        assert!(!gds::jobdata::keys::is_reserved(&node_key("x")));
+        assert!(!rshm_gds::jobdata::keys::is_reserved(&node_key("x")));
         assert!(reserved_kvs_key(&node_key("x")));
         assert!(reserved_kvs_key(RING_KEY));
         assert!(reserved_kvs_key("pmix.job.size") && reserved_kvs_key("pmix.hname"));

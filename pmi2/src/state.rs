@@ -8,9 +8,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
-use gds::jobdata::Decision;
-use gds::{Value, ValueRef};
 use rshm_client::Client;
+use rshm_gds::jobdata::Decision;
+use rshm_gds::{Value, ValueRef};
 
 use crate::codes::*;
 use crate::ffi::pmix::{self, PVal, Reach};
@@ -102,7 +102,7 @@ pub fn init() -> Result<Arc<State>> {
         return Ok(s);
     }
     let (ns, rank) = pmix::init()?;
-    let store = std::env::var_os(abi::env::STORE)
+    let store = std::env::var_os(rshm_abi::env::STORE)
         .and_then(|_| Client::attach(None, Some((ns.clone(), rank))).ok());
     let mut s = State {
         ns,
@@ -223,7 +223,7 @@ impl State {
     ) -> Option<Option<T>> {
         let c = self.store.as_ref()?;
         let pin = c.reader().pin();
-        match c.decide(&pin, ns, rank, key, &abi::get::NO_DIRECTIVES) {
+        match c.decide(&pin, ns, rank, key, &rshm_abi::get::NO_DIRECTIVES) {
             Decision::Answer(v, _) => {
                 let t = stored_text(&v)?;
                 self.count(From::Store);
@@ -276,7 +276,7 @@ impl State {
             "pmix.job.size" | "pmix.univ.size" | "pmix.local.size" => Some("1".into()),
             "pmix.lpeers" | "pmix.appnum" | "pmix.nodeid" => Some("0".into()),
             "pmix.spawned" => Some("false".into()),
-            k if gds::jobdata::keys::is_reserved(k) => None,
+            k if rshm_gds::jobdata::keys::is_reserved(k) => None,
             k => own
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -311,7 +311,13 @@ impl State {
         let pin = c.reader().pin();
         let v = c
             .reader()
-            .get(&pin, &self.ns, gds::part::DATA, gds::Realm::Meta, key)
+            .get(
+                &pin,
+                &self.ns,
+                rshm_gds::part::DATA,
+                rshm_gds::Realm::Meta,
+                key,
+            )
             .ok()?;
         let t = v.as_str()?.to_owned();
         self.count(From::Store);

@@ -10,11 +10,11 @@ use std::ffi::CString;
 
 use parking_lot::{Mutex, MutexGuard};
 
-use abi::c::{
+use rshm_abi::c::{
     byte_object_ref, c_slice, c_str, check_infos, proc_ref, read_infos, read_value, reg_infos,
 };
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
-use abi::{ffi_or, ffi_ptr, ffi_status, AbiError};
+use rshm_abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF, NSPACE_BUF};
+use rshm_abi::{ffi_or, ffi_ptr, ffi_status, AbiError};
 
 use crate::server::{
     Flushed, PostedData, PostedRef, Server, ServerOptions, Unpublished, Withdrawn,
@@ -25,7 +25,7 @@ use crate::server::{
 /// malloc consolidates its free chunks, each a page a forking host makes a copy of).
 enum Read<'a> {
     Bytes(&'a [u8]),
-    Value(Box<gds::Value>),
+    Value(Box<rshm_gds::Value>),
 }
 
 impl Read<'_> {
@@ -175,7 +175,7 @@ pub unsafe extern "C" fn rshm_server_describe(
         };
         let line = lock(h).describe();
         // SAFETY: caller contract.
-        unsafe { abi::c::copy_to_buf(&line, buf, len) }
+        unsafe { rshm_abi::c::copy_to_buf(&line, buf, len) }
     })
 }
 
@@ -442,7 +442,7 @@ pub unsafe extern "C" fn rshm_server_store_fence(
         for it in items {
             // SAFETY: each item's pointers are valid (caller contract).
             let (key, value) = unsafe { (c_str(it.key, KEY_BUF - 1)?, Read::of(it.value)?) };
-            read.push((abi::c::fixed_str(&it.proc.nspace)?, key, value));
+            read.push((rshm_abi::c::fixed_str(&it.proc.nspace)?, key, value));
         }
         let refs = items
             .iter()
@@ -556,7 +556,7 @@ pub unsafe extern "C" fn rshm_server_stats(
 #[no_mangle]
 pub unsafe extern "C" fn rshm_server_last_error(buf: *mut c_char, len: usize) -> usize {
     // SAFETY: caller contract.
-    ffi_or(0, || unsafe { abi::c::copy_last_error(buf, len) })
+    ffi_or(0, || unsafe { rshm_abi::c::copy_last_error(buf, len) })
 }
 
 mod commit;

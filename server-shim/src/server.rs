@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use gds::jobdata::{self, keys, Resources};
-use gds::modex::{FenceBatch, PostedParts, Scope, Staged};
-use gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
+use rshm_gds::jobdata::{self, keys, Resources};
+use rshm_gds::modex::{FenceBatch, PostedParts, Scope, Staged};
+use rshm_gds::{part, Error, Info, Ownership, Result, StoreOptions, Value, Writer};
 
 mod commit;
 mod groups;
@@ -20,10 +20,10 @@ use crate::topology;
 pub use pending::{Flushed, Unpublished};
 
 /// The environment a client needs to attach (setup_fork), named once in `abi`.
-pub use abi::env;
+pub use rshm_abi::env;
 
 /// How to open a server's store; from the `info` array of `rshm_server_open` (docs/ffi.md).
-/// Where it goes is `gds::choose_base_dir(base_dir, server_tmpdir)`.
+/// Where it goes is `rshm_gds::choose_base_dir(base_dir, server_tmpdir)`.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
     /// An explicit base directory, used as given (`rshm.dir`; without it `$RSHM_DIR`).
@@ -38,7 +38,7 @@ pub struct ServerOptions {
     pub local_host: Option<String>,
     /// Publish the node's topology and complete registrations' locality (`rshm.topology`:
     /// true for this machine's, or an hwloc XML document; docs/topology.md).
-    pub topology: Option<topo::Source>,
+    pub topology: Option<rshm_topo::Source>,
     /// With topology, replicate each job table per NUMA domain (`rshm.numa`; none on a node
     /// of one domain).
     pub numa: bool,
@@ -93,10 +93,10 @@ impl ServerOptions {
                 "pmix.egid" => o.ownership.reader_gid = Some(u32_of(&i.value, "PMIX_GRPID")?),
                 topology::INFO_KEY => {
                     o.topology = match &i.value {
-                        Value::Bool(true) => Some(topo::Source::Discover),
+                        Value::Bool(true) => Some(rshm_topo::Source::Discover),
                         Value::Bool(false) => None,
                         Value::String(xml) if !xml.is_empty() => {
-                            Some(topo::Source::Xml(xml.clone()))
+                            Some(rshm_topo::Source::Xml(xml.clone()))
                         }
                         _ => {
                             return Err(Error::InvalidArgument(format!(
@@ -149,11 +149,11 @@ pub struct Server {
     /// Posted data withdrawn for good ([`Server::withdraw_posted_for_good`]): no more is taken.
     posted_withdrawn: bool,
     /// The process sets the host defined (`psets.rs`).
-    psets: gds::psets::Registry,
+    psets: rshm_gds::psets::Registry,
     /// The namespaces registered and not deregistered: no set may take one's name.
     registered: std::collections::HashSet<String>,
     /// The process groups constructed (`groups.rs`).
-    groups: gds::psets::groups::Groups,
+    groups: rshm_gds::psets::groups::Groups,
     /// The node's topology, when the server publishes it ([`ServerOptions::topology`]).
     topology: Option<topology::NodeTopology>,
 }
@@ -166,7 +166,7 @@ pub enum Withdrawn {
     /// The namespace's whole posted table: the key's could not be published.
     Namespace,
     /// Neither could be published: the store's posted data was withdrawn for good
-    /// ([`gds::modex::withdraw_for_good`]); its readers ask the next store in line.
+    /// ([`rshm_gds::modex::withdraw_for_good`]); its readers ask the next store in line.
     Store,
 }
 
@@ -205,7 +205,8 @@ impl Server {
             Some(source) => Some(topology::NodeTopology::load(source, opts.numa)?),
             None => None,
         };
-        let base = gds::choose_base_dir(opts.base_dir.as_deref(), opts.server_tmpdir.as_deref());
+        let base =
+            rshm_gds::choose_base_dir(opts.base_dir.as_deref(), opts.server_tmpdir.as_deref());
         let writer = Writer::create(StoreOptions {
             base_dir: Some(base),
             ownership: opts.ownership,
@@ -219,9 +220,9 @@ impl Server {
             resources: None,
             pending: pending::Pending::default(),
             posted_withdrawn: false,
-            psets: gds::psets::Registry::new(),
+            psets: rshm_gds::psets::Registry::new(),
             registered: std::collections::HashSet::new(),
-            groups: gds::psets::groups::Groups::new(),
+            groups: rshm_gds::psets::groups::Groups::new(),
             topology: None,
         };
         if let Some(node) = node {
@@ -250,7 +251,7 @@ impl Server {
         format!(
             "store {} ({}), owner uid {}, readable by uid {} gid {}",
             self.path().display(),
-            if gds::is_tmpfs(self.path()) {
+            if rshm_gds::is_tmpfs(self.path()) {
                 "tmpfs"
             } else {
                 "NOT tmpfs"
@@ -262,7 +263,7 @@ impl Server {
     }
 
     /// What the store has published so far (generations, bytes and files written).
-    pub fn stats(&self) -> gds::WriterStats {
+    pub fn stats(&self) -> rshm_gds::WriterStats {
         self.writer.stats()
     }
 
@@ -468,7 +469,7 @@ impl Server {
     /// values are refused, so that no reader is ever answered an older value than the next
     /// store in line holds.
     pub fn withdraw_posted_for_good(&mut self) -> Result<()> {
-        gds::modex::withdraw_for_good(&mut self.writer)?;
+        rshm_gds::modex::withdraw_for_good(&mut self.writer)?;
         self.posted_withdrawn = true;
         self.posted.clear();
         Ok(())

@@ -8,18 +8,18 @@
 
 use std::collections::BTreeMap;
 
-use gds::jobdata::{keys, RegInfo};
-use gds::{Error, Realm, Result, TableBuilder, Value};
-use topo::hwlocality::Topology;
-use topo::topology::{load, Source};
+use rshm_gds::jobdata::{keys, RegInfo};
+use rshm_gds::{Error, Realm, Result, TableBuilder, Value};
+use rshm_topo::hwlocality::Topology;
+use rshm_topo::topology::{load, Source};
 
 /// The server directive that turns it on ([`crate::ServerOptions::topology`]).
 pub const INFO_KEY: &str = "rshm.topology";
-pub use topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, PART, XML_KEY};
+pub use rshm_topo::store::{LOCALITY_TABLE_KEY, NAMESPACE, NUMA_MAP_KEY, PART, XML_KEY};
 // The topology's part is chosen outside gds: it must be none of gds's layers' parts
 // (gds/tests/parts.rs checks those among themselves).
 const _: () = {
-    use gds::part as p;
+    use rshm_gds::part as p;
     assert!(PART != p::DATA && PART != p::RESOURCES && PART != p::POSTED);
     assert!(PART != p::POSTED_INDEX && PART != p::PSETS && PART != p::GROUPS);
     assert!(PART < p::DATA_REPLICAS || (PART >= p::DATA_REPLICAS + 8 && PART < p::POSTED_RANKS));
@@ -47,8 +47,10 @@ impl NodeTopology {
     /// `numa`: write a replica of each job table per NUMA domain (none on a node of one).
     pub fn load(source: &Source, numa: bool) -> Result<NodeTopology> {
         let topology = load(source).map_err(topo_err)?;
-        let xml = topo::to_xml(&topology).map_err(topo_err)?;
-        let numa_map = numa.then(|| topo::numa::domain_map(&topology)).flatten();
+        let xml = rshm_topo::to_xml(&topology).map_err(topo_err)?;
+        let numa_map = numa
+            .then(|| rshm_topo::numa::domain_map(&topology))
+            .flatten();
         Ok(NodeTopology {
             topology,
             xml,
@@ -59,23 +61,24 @@ impl NodeTopology {
     /// How many NUMA replicas each job table gets (0: none).
     pub fn replicas(&self) -> usize {
         if self.numa_map.is_some() {
-            topo::numa::replicas_wanted(&self.topology)
+            rshm_topo::numa::replicas_wanted(&self.topology)
         } else {
             0
         }
     }
 
     /// Write `table` as replica `d` of `ns`'s job table, its pages bound to domain `d` when the
-    /// kernel allows (part [`gds::part::DATA_REPLICAS`] + d).
+    /// kernel allows (part [`rshm_gds::part::DATA_REPLICAS`] + d).
     pub fn put_replicas(
         &self,
-        tx: &mut gds::Transaction<'_>,
+        tx: &mut rshm_gds::Transaction<'_>,
         ns: &str,
         table: &TableBuilder,
     ) -> Result<()> {
         for d in 0..self.replicas() {
-            let part = gds::part::DATA_REPLICAS + d as u32;
-            topo::numa::with_memory_on(&self.topology, d, || tx.put_table(ns, part, table)).0?;
+            let part = rshm_gds::part::DATA_REPLICAS + d as u32;
+            rshm_topo::numa::with_memory_on(&self.topology, d, || tx.put_table(ns, part, table))
+                .0?;
         }
         Ok(())
     }
@@ -135,7 +138,7 @@ impl NodeTopology {
             let s = match (loc, cpuset) {
                 (Some(l), _) => Some(l.to_owned()),
                 (None, Some(c)) => {
-                    let s = topo::locality::locality_of_cpuset_string(&self.topology, c);
+                    let s = rshm_topo::locality::locality_of_cpuset_string(&self.topology, c);
                     if let Some(s) = &s {
                         table.insert(
                             Realm::Proc(rank),
@@ -154,7 +157,7 @@ impl NodeTopology {
         // Beyond the table's bounds (more distinct strings, or a wider span of ranks, than it
         // holds) the namespace gets no table: its clients compare strings instead, and the
         // registration itself is not refused for it.
-        if let Ok(bytes) = topo::table::build(&ranks) {
+        if let Ok(bytes) = rshm_topo::table::build(&ranks) {
             table.insert(Realm::Meta, LOCALITY_TABLE_KEY, &Value::ByteObject(bytes))?;
         }
         Ok(())

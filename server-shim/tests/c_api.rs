@@ -64,7 +64,7 @@ fn c_server_registers_a_job_and_c_clients_read_every_realm_and_type() {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let build = Command::new(&cargo)
         .current_dir(&root)
-        .args(["build", "-p", "server-shim", "-p", "client-shim", "--lib"])
+        .args(["build", "-p", "rshm-server", "-p", "rshm-client", "--lib"])
         .output()
         .expect("run cargo build");
     assert!(

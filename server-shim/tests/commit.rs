@@ -6,9 +6,9 @@ mod common;
 
 use std::path::Path;
 
-use gds::jobdata::TargetRank;
-use gds::modex;
-use gds::{Error, Reader, Value};
+use rshm_gds::jobdata::TargetRank;
+use rshm_gds::modex;
+use rshm_gds::{Error, Reader, Value};
 use rshm_server::server::{PostedData, Server, ServerOptions};
 
 const KEYS: [&str; 6] = ["card", "btl.tcp", "a", "zz", "pmix.reserved", "shm.seg"];

@@ -1,9 +1,9 @@
 //! `Server::construct_group` and its updates (12.2): each one generation (the index and the
 //! group's table together); a call that fails publishes nothing.
 
-use gds::psets;
-use gds::psets::groups::{self, Group};
-use gds::{part, Error, Reader};
+use rshm_gds::psets;
+use rshm_gds::psets::groups::{self, Group};
+use rshm_gds::{part, Error, Reader};
 use rshm_server::server::{Server, ServerOptions};
 
 fn members(r: &Reader, grp: &str) -> Vec<u32> {

@@ -19,7 +19,7 @@ fn committed_header_is_current() {
     let committed = std::fs::read(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "{path} is stale: regenerate with RSHM_BLESS=1 cargo test -p server-shim --test header"
+        "{path} is stale: regenerate with RSHM_BLESS=1 cargo test -p rshm-server --test header"
     );
 }
 
@@ -32,6 +32,9 @@ fn the_header_s_info_key_is_abi_s() {
         "/include/rshm_server.h"
     ))
     .expect("header");
-    let define = format!("#define RSHM_SERVER_INFO_DIR \"{}\"\n", abi::env::INFO_DIR);
+    let define = format!(
+        "#define RSHM_SERVER_INFO_DIR \"{}\"\n",
+        rshm_abi::env::INFO_DIR
+    );
     assert!(header.contains(&define), "no {define:?} in the header");
 }

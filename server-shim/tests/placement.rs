@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use gds::{Info, Value};
+use rshm_gds::{Info, Value};
 use rshm_server::server::{env, Server, ServerOptions};
 
 fn open(infos: &[Info]) -> Server {
@@ -36,7 +36,7 @@ fn rshm_dir_is_used_as_given_before_the_server_tmpdir() {
 #[test]
 fn a_server_tmpdir_on_tmpfs_is_taken() {
     let tmpdir = tempfile::tempdir_in("/dev/shm").unwrap();
-    assert!(gds::is_tmpfs(tmpdir.path()));
+    assert!(rshm_gds::is_tmpfs(tmpdir.path()));
     let s = open(&[Info::new(
         "pmix.srvr.tmpdir",
         Value::String(tmpdir.path().display().to_string()),
@@ -50,7 +50,7 @@ fn a_server_tmpdir_on_tmpfs_is_taken() {
 fn a_server_tmpdir_on_disk_is_not_taken() {
     // A directory of the build tree: on the disk the sources are on.
     let disk = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if gds::is_tmpfs(disk) {
+    if rshm_gds::is_tmpfs(disk) {
         eprintln!(
             "SKIPPED: {} is a tmpfs here; nothing was checked",
             disk.display()
@@ -78,7 +78,10 @@ fn a_server_tmpdir_on_disk_is_not_taken() {
 fn a_bad_rshm_dir_is_refused() {
     for v in [Value::Uint32(1), Value::String(String::new())] {
         let e = ServerOptions::from_infos(&[Info::new(env::INFO_DIR, v.clone())]).unwrap_err();
-        assert!(matches!(e, gds::Error::InvalidArgument(_)), "{v:?}: {e}");
+        assert!(
+            matches!(e, rshm_gds::Error::InvalidArgument(_)),
+            "{v:?}: {e}"
+        );
     }
 }
 
@@ -107,7 +110,7 @@ fn setup_fork_names_the_owner_beside_the_store() {
     assert_eq!(get(env::STORE_OWNER), me.unwrap().to_string());
     assert_eq!(get(env::STORE_OWNER), s.owner_uid().to_string());
     // The store's id, which the client requires of the store at that path.
-    let id = std::fs::read_to_string(s.path().join(gds::STORE_ID_NAME)).unwrap();
+    let id = std::fs::read_to_string(s.path().join(rshm_gds::STORE_ID_NAME)).unwrap();
     assert_eq!(get(env::STORE_ID), id);
     assert_eq!(id.len(), 32);
     assert!(

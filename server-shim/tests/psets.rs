@@ -1,8 +1,8 @@
 //! `Server::define_pset` / `delete_pset` (17.2.19-20): each change one generation; a call that
 //! fails publishes nothing and changes nothing.
 
-use gds::psets;
-use gds::{Error, Reader};
+use rshm_gds::psets;
+use rshm_gds::{Error, Reader};
 use rshm_server::server::{Server, ServerOptions};
 
 fn names(r: &Reader) -> Vec<String> {
@@ -50,7 +50,10 @@ fn a_set_named_as_a_registered_namespace_or_too_many_sets_are_refused() {
     s.register_nspace(
         "job",
         0,
-        &[gds::Info::new("pmix.job.size", gds::Value::Uint32(4))],
+        &[rshm_gds::Info::new(
+            "pmix.job.size",
+            rshm_gds::Value::Uint32(4),
+        )],
     )
     .unwrap();
     s.define_pset("a", &[("job", 0)]).unwrap();
@@ -188,7 +191,10 @@ fn withdrawn_sets_leave_no_chunk_behind() {
         assert!(psets::read(&r, &pin).is_none());
         for id in 0..3 {
             let chunk = psets::chunk_namespace(id);
-            assert!(r.table(&pin, &chunk, gds::part::PSETS).is_err(), "{chunk}");
+            assert!(
+                r.table(&pin, &chunk, rshm_gds::part::PSETS).is_err(),
+                "{chunk}"
+            );
         }
     }
     s.define_pset("again", &[("job", 0)]).unwrap();

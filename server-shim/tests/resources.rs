@@ -1,8 +1,8 @@
 //! `Server::register_resources` is all or nothing: the infos of a call that fails are not kept
 //! for a later call to publish.
 
-use gds::jobdata::resources;
-use gds::{part, Error, Info, Reader, Realm, Value};
+use rshm_gds::jobdata::resources;
+use rshm_gds::{part, Error, Info, Reader, Realm, Value};
 use rshm_server::server::{Server, ServerOptions};
 
 #[test]

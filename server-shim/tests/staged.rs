@@ -6,9 +6,9 @@ mod common;
 
 use std::path::Path;
 
-use gds::jobdata::TargetRank;
-use gds::modex::{self, Scope};
-use gds::{Error, Reader, Value};
+use rshm_gds::jobdata::TargetRank;
+use rshm_gds::modex::{self, Scope};
+use rshm_gds::{Error, Reader, Value};
 use rshm_server::server::{Flushed, PostedValue, Server, ServerOptions, Withdrawn};
 
 fn posted(ns: &str, rank: u32, key: &str, value: Value) -> PostedValue {
@@ -33,7 +33,7 @@ fn open(base: &Path) -> Server {
     .unwrap()
 }
 
-fn get(r: &Reader, ns: &str, rank: u32, key: &str) -> gds::Result<Value> {
+fn get(r: &Reader, ns: &str, rank: u32, key: &str) -> rshm_gds::Result<Value> {
     r.refresh().unwrap();
     let pin = r.pin();
     modex::find(r, &pin, ns, TargetRank::Rank(rank), key, |_| true, None).map(|(v, _)| v.to_value())

@@ -2,9 +2,9 @@
 //! removed in every scope, in one generation, so that readers fall through to whatever else
 //! holds the new value instead of reading the older one here.
 
-use gds::jobdata::TargetRank;
-use gds::modex::{self, Scope};
-use gds::{part, Error, Reader, Value};
+use rshm_gds::jobdata::TargetRank;
+use rshm_gds::modex::{self, Scope};
+use rshm_gds::{part, Error, Reader, Value};
 use rshm_server::server::{PostedValue, Server, ServerOptions};
 
 fn posted(rank: u32, scope: Scope, key: &str, v: &str) -> PostedValue {
@@ -18,7 +18,7 @@ fn posted(rank: u32, scope: Scope, key: &str, v: &str) -> PostedValue {
 }
 
 /// What a reader gets for (rank, key) from every side: local, remote, and each data scope.
-fn answers(r: &Reader, rank: TargetRank, key: &str) -> Vec<gds::Result<Value>> {
+fn answers(r: &Reader, rank: TargetRank, key: &str) -> Vec<rshm_gds::Result<Value>> {
     r.refresh().unwrap();
     let pin = r.pin();
     let get = |local: bool, scope: Option<Scope>| {
@@ -41,7 +41,7 @@ fn undef_poster(r: &Reader, key: &str) -> Option<u32> {
     modex::undef_rank(index, key)
 }
 
-fn not_found(a: &[gds::Result<Value>]) -> bool {
+fn not_found(a: &[rshm_gds::Result<Value>]) -> bool {
     a.iter().all(|x| matches!(x, Err(Error::NotFound)))
 }
 
@@ -70,7 +70,7 @@ fn withdraw_removes_a_key_of_one_rank_in_every_scope_in_one_generation() {
     assert!(not_found(&answers(&r, TargetRank::Rank(0), "k")));
     // One transaction: the rank's table, the index and their root.
     assert_eq!(s.stats().publications, before + 1);
-    let g = |x: &[gds::Result<Value>]| format!("{x:?}");
+    let g = |x: &[rshm_gds::Result<Value>]| format!("{x:?}");
     assert_eq!(g(&answers(&r, TargetRank::Rank(0), "other")), g(&other));
     assert_eq!(g(&answers(&r, TargetRank::Rank(1), "k")), g(&rank1));
     // Rank 0 was k's first poster (its RANK_UNDEF rank): that index entry is gone, so a
@@ -124,7 +124,7 @@ fn withdraw_posted_removes_the_posted_table_only_and_later_commits_start_afresh(
         ..ServerOptions::default()
     })
     .unwrap();
-    let reg = [gds::Info::new("pmix.univ.size", Value::Uint32(4))];
+    let reg = [rshm_gds::Info::new("pmix.univ.size", Value::Uint32(4))];
     s.register_nspace("ns", 1, &reg).unwrap();
     s.store(&[
         posted(0, Scope::Global, "k", "v1"),

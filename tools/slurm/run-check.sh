@@ -39,7 +39,7 @@ if [ $# -gt 0 ]; then
     echo "slurm: CARGO_TARGET_DIR must be inside the checkout (it is bound into the chroot)" >&2
     exit 2 ;;
   esac
-  cargo build --release -q -p rshm-gds-component
+  cargo build --release -q -p rshm-component
   bash scripts/chroot.sh build "$suite"
   rel=${TARGET#"$ROOT"/}
   exec bash scripts/chroot.sh run --bind-rw "$ROOT" "$suite" env RSHM_SLURM_SUITE="$suite" \
@@ -92,7 +92,7 @@ tasks_of_cluster() {
 # The component for the installed OpenPMIx's line (component/Makefile), linked with the staticlib
 # (built here, or before entering the chroot: no Rust toolchain inside).
 mkdir -p "$T/bin/comp" "$T/out" "$T/stats"
-[ -n "$SUITE" ] || cargo build --release -q -p rshm-gds-component
+[ -n "$SUITE" ] || cargo build --release -q -p rshm-component
 make -s -C component RSHM_A="$TARGET/release/librshm_component.a" OUT="$T/build" >/dev/null
 make -s -C tools/slurm OUT="$T/bin" >/dev/null
 install -m 0755 "$T/build/pmix_mca_gds_rshm.so" "$T/bin/comp/"

@@ -39,7 +39,7 @@ pub mod store {
     /// Store name of the topology table, published as part [`PART`].
     pub const NAMESPACE: &str = "rshm.topology";
     /// The topology table's part (format.md section 5, `part`: chosen by the layer above the
-    /// store; server-shim's tests check it collides with none of `gds::part`).
+    /// store; server-shim's tests check it collides with none of `rshm_gds::part`).
     pub const PART: u32 = 4;
     /// The topology table's hwloc v2 XML (a string), in the metadata realm.
     pub const XML_KEY: &str = "rshm.topology.xml";

@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 use hwlocality::cpu::cpuset::CpuSet;
 use hwlocality::object::types::ObjectType;
 use hwlocality::Topology;
-use topo::topology::{load, Source};
-use topo::{cpulist, locality_string, relative_locality, RelativeError};
+use rshm_topo::topology::{load, Source};
+use rshm_topo::{cpulist, locality_string, relative_locality, RelativeError};
 
 const TAKE_NEXT_OPTION: i32 = -1366;
 const PMIX_ERROR: i32 = -1;
@@ -122,7 +122,7 @@ fn ours_status(r: Result<u16, RelativeError>) -> String {
 fn check(synthetic: Option<&str>) {
     let t = match synthetic {
         Some(s) => load(&Source::Synthetic(s.to_owned())).unwrap(),
-        None => topo::discover().unwrap(),
+        None => rshm_topo::discover().unwrap(),
     };
     let sets = cpusets(&t);
     let queries: Vec<String> = sets

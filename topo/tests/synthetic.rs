@@ -2,9 +2,9 @@
 //! has one NUMA domain).
 
 use hwlocality::cpu::cpuset::CpuSet;
-use topo::numa::{replica_for, replicas_wanted};
-use topo::topology::{load, Source};
-use topo::{from_xml, locality_string, to_xml};
+use rshm_topo::numa::{replica_for, replicas_wanted};
+use rshm_topo::topology::{load, Source};
+use rshm_topo::{from_xml, locality_string, to_xml};
 
 fn set(ids: &[usize]) -> CpuSet {
     let mut s = CpuSet::new();
@@ -38,7 +38,7 @@ fn single_domain_has_no_replicas() {
         assert_eq!(replicas_wanted(&t), 0, "{s}");
         assert_eq!(replica_for(&t, &set(&[1])), None, "{s}");
     }
-    let here = topo::discover().unwrap();
+    let here = rshm_topo::discover().unwrap();
     if replicas_wanted(&here) == 0 {
         assert_eq!(replica_for(&here, &set(&[0])), None);
     }
@@ -60,12 +60,12 @@ fn xml_round_trip_keeps_locality() {
         }
     }
     assert!(from_xml("<topology>").is_err());
-    assert!(topo::raw::hwloc_topology_from_xml("not xml").is_null());
+    assert!(rshm_topo::raw::hwloc_topology_from_xml("not xml").is_null());
 }
 
 #[test]
 fn domain_map_answers_without_hwloc() {
-    use topo::numa::{domain_map, domain_of, MAX_REPLICAS};
+    use rshm_topo::numa::{domain_map, domain_of, MAX_REPLICAS};
     let t = synthetic("pack:2 numa:2 core:4 pu:2");
     let map = domain_map(&t).unwrap();
     assert_eq!(domain_of(&map, [0]), Some(0));
@@ -97,8 +97,8 @@ fn domain_map_answers_without_hwloc() {
 
 #[test]
 fn memory_binding_takes_on_this_machine_only() {
-    use topo::numa::with_memory_on;
-    let here = topo::discover().unwrap();
+    use rshm_topo::numa::with_memory_on;
+    let here = rshm_topo::discover().unwrap();
     // This machine's first domain (hwloc always has one NUMA node); a synthetic topology is
     // not this machine's, so hwloc refuses to bind with it and the work runs unbound.
     let (v, bound) = with_memory_on(&here, 0, || vec![1u8; 1 << 20].len());

@@ -82,7 +82,7 @@ pub fn parse(list: &str) -> Result<*mut c_void, AbiError> {
     }
     let h = hwloc()?;
     let c = std::ffi::CString::new(list)
-        .map_err(|_| AbiError::Store(gds::Error::Corrupt("cpuset with a NUL")))?;
+        .map_err(|_| AbiError::Store(rshm_gds::Error::Corrupt("cpuset with a NUL")))?;
     // SAFETY: alloc returns a new bitmap or NULL; sscanf reads the NUL-terminated `c`.
     unsafe {
         let b = (h.alloc)();
@@ -91,7 +91,7 @@ pub fn parse(list: &str) -> Result<*mut c_void, AbiError> {
         }
         if (h.scan)(b, c.as_ptr()) < 0 {
             (h.free)(b);
-            return Err(AbiError::Store(gds::Error::Corrupt("cpuset list")));
+            return Err(AbiError::Store(rshm_gds::Error::Corrupt("cpuset list")));
         }
         Ok(b)
     }

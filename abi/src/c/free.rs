@@ -4,7 +4,7 @@
 use core::ffi::{c_char, c_void};
 use core::ptr;
 
-use gds::value::types as t;
+use rshm_gds::value::types as t;
 
 use super::{boxed_in_value, cpuset, elem_size};
 use crate::types::*;
@@ -14,8 +14,8 @@ use crate::types::*;
 ///
 /// Safe code cannot call it (it would free whatever address a mirror's public field holds):
 /// ```compile_fail,E0133
-/// let mut v = abi::c::zeroed_value();
-/// abi::c::destruct_value(&mut v);
+/// let mut v = rshm_abi::c::zeroed_value();
+/// rshm_abi::c::destruct_value(&mut v);
 /// ```
 ///
 /// # Safety

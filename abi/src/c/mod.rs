@@ -17,7 +17,7 @@
 use core::ffi::c_char;
 use core::mem::size_of;
 
-use gds::value::types as t;
+use rshm_gds::value::types as t;
 
 use crate::types::*;
 use crate::AbiError;
@@ -46,14 +46,15 @@ pub use write::{
 pub const MAX_DEPTH: usize = 64;
 
 // The packed width of a `struct timeval` is the mirror's size.
-const _: () =
-    assert!(matches!(gds::packed_array::width(t::TIMEVAL), Some(w) if w == size_of::<timeval>()));
+const _: () = assert!(
+    matches!(rshm_gds::packed_array::width(t::TIMEVAL), Some(w) if w == size_of::<timeval>())
+);
 
 /// The size of one element of a C array of `ty` (`pmix_data_array_t.array`): a fixed-width
-/// type's packed width (`gds::packed_array::width`, gds's table), else the size of its pointer or
+/// type's packed width (`rshm_gds::packed_array::width`, gds's table), else the size of its pointer or
 /// struct.
 pub fn elem_size(ty: u16) -> Option<usize> {
-    if let Some(w) = gds::packed_array::width(ty) {
+    if let Some(w) = rshm_gds::packed_array::width(ty) {
         return Some(w);
     }
     Some(match ty {

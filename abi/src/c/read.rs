@@ -4,12 +4,12 @@
 use core::ffi::c_char;
 use core::ptr;
 
-use gds::packed_array::{self as packed, PackedArray};
-use gds::value::{
+use rshm_gds::packed_array::{self as packed, PackedArray};
+use rshm_gds::value::{
     types as t, App, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, PData, Proc,
     ProcInfo, Query, RegAttr,
 };
-use gds::{DataArray, Info, Value};
+use rshm_gds::{DataArray, Info, Value};
 
 use super::strings::{c_string, fixed_str, opt_string};
 use super::{bad, boxed_in_value, c_slice, cpuset, elem_size, MAX_DEPTH};
@@ -456,8 +456,8 @@ pub unsafe fn info_value(info: &pmix_info_t) -> Result<Value, AbiError> {
 ///
 /// Safe code cannot call it: a `&[pmix_info_t]` says nothing about the pointers in its values.
 /// ```compile_fail,E0133
-/// let info = abi::c::c_info(&gds::Info::new("pmix.optional", gds::Value::Bool(true))).unwrap();
-/// let _ = abi::get::parse(&[info]);
+/// let info = rshm_abi::c::c_info(&rshm_gds::Info::new("pmix.optional", rshm_gds::Value::Bool(true))).unwrap();
+/// let _ = rshm_abi::get::parse(&[info]);
 /// ```
 ///
 /// # Safety

@@ -5,8 +5,8 @@ use core::ffi::c_char;
 use core::mem::size_of;
 use core::ptr;
 
-use gds::value::types as t;
-use gds::Value;
+use rshm_gds::value::types as t;
+use rshm_gds::Value;
 
 use super::read::read_value;
 use super::strings::{c_str, fixed_str};
@@ -15,10 +15,10 @@ use crate::types::*;
 use crate::AbiError;
 
 /// A `pmix_info_t` of a caller's registration array, read in place by the registration
-/// ([`gds::jobdata::RegInfo`]): keys, strings and array elements are borrowed and scalars read
-/// as they are stored, so a million proc arrays cost no conversion into [`Info`](gds::Info) trees. Every
+/// ([`rshm_gds::jobdata::RegInfo`]): keys, strings and array elements are borrowed and scalars read
+/// as they are stored, so a million proc arrays cost no conversion into [`Info`](rshm_gds::Info) trees. Every
 /// accessor checks what it follows (NULL, sizes, NUL, UTF-8, nesting) whether or not the
-/// element was validated; [`RegInfo::check`](gds::jobdata::RegInfo::check) validates one element
+/// element was validated; [`RegInfo::check`](rshm_gds::jobdata::RegInfo::check) validates one element
 /// as [`read_infos`](super::read_infos) would. Only [`reg_infos`] makes one (the field is private).
 #[repr(transparent)]
 pub struct CInfo(pmix_info_t);
@@ -32,7 +32,7 @@ unsafe impl Sync for CInfo {}
 /// A registration array (`PMIx_server_register_nspace`) as a view the registration walks in
 /// place. Only the array itself is checked here (NULL with a length): each element is checked
 /// by the walk that reads it ([`CInfo`]'s accessors check what they follow, and the
-/// registration reads every element or [`RegInfo::check`](gds::jobdata::RegInfo::check)s it),
+/// registration reads every element or [`RegInfo::check`](rshm_gds::jobdata::RegInfo::check)s it),
 /// so a million top-level infos are read once, not twice. Nothing is allocated. On a failed
 /// registration, [`check_infos`] gives the status [`read_infos`](super::read_infos) would have.
 ///
@@ -66,7 +66,7 @@ pub unsafe fn check_infos(p: *const pmix_info_t, n: usize) -> Result<(), AbiErro
 /// `info`'s value obeys its type's layout (caller's promise, as for [`read_value`]).
 unsafe fn check_info(info: &pmix_info_t, depth: usize, in_array: bool) -> Result<(), AbiError> {
     let key = fixed_str(&info.key)?;
-    if in_array && (key.is_empty() || key.len() > gds::layout::MAX_KEY_LEN) {
+    if in_array && (key.is_empty() || key.len() > rshm_gds::layout::MAX_KEY_LEN) {
         return Err(bad(format!("info key of {} bytes (1..=511)", key.len())));
     }
     let v = &info.value;
@@ -108,10 +108,10 @@ unsafe fn check_info(info: &pmix_info_t, depth: usize, in_array: bool) -> Result
     }
 }
 
-fn store_error(e: AbiError) -> gds::Error {
+fn store_error(e: AbiError) -> rshm_gds::Error {
     match e {
         AbiError::Store(e) => e,
-        other => gds::Error::InvalidArgument(other.to_string()),
+        other => rshm_gds::Error::InvalidArgument(other.to_string()),
     }
 }
 
@@ -145,16 +145,16 @@ impl CInfo {
 /// straddle two lines).
 fn prefetch_info(info: *const pmix_info_t) {
     let e = info.cast::<u8>();
-    gds::prefetch(e);
-    gds::prefetch(e.wrapping_add(core::mem::offset_of!(pmix_info_t, value)));
-    gds::prefetch(e.wrapping_add(size_of::<pmix_info_t>() - 1));
+    rshm_gds::prefetch(e);
+    rshm_gds::prefetch(e.wrapping_add(core::mem::offset_of!(pmix_info_t, value)));
+    rshm_gds::prefetch(e.wrapping_add(size_of::<pmix_info_t>() - 1));
 }
 
-impl gds::jobdata::RegInfo for CInfo {
-    fn prefetch(&self, ahead: gds::jobdata::Ahead) {
-        use gds::jobdata::Ahead;
+impl rshm_gds::jobdata::RegInfo for CInfo {
+    fn prefetch(&self, ahead: rshm_gds::jobdata::Ahead) {
+        use rshm_gds::jobdata::Ahead;
         if ahead == Ahead::Key {
-            gds::prefetch(&self.0);
+            rshm_gds::prefetch(&self.0);
             return;
         }
         if ahead == Ahead::Info {
@@ -173,7 +173,7 @@ impl gds::jobdata::RegInfo for CInfo {
                 return;
             }
             if ahead == Ahead::Array {
-                gds::prefetch(da);
+                rshm_gds::prefetch(da);
                 return;
             }
             if (*da).type_ != t::INFO {
@@ -194,8 +194,8 @@ impl gds::jobdata::RegInfo for CInfo {
         fixed_str(&self.0.key).unwrap_or("")
     }
 
-    fn column(&self, kind: gds::layout::ColumnKind) -> Option<u32> {
-        use gds::layout::ColumnKind as K;
+    fn column(&self, kind: rshm_gds::layout::ColumnKind) -> Option<u32> {
+        use rshm_gds::layout::ColumnKind as K;
         let data = self.data();
         // SAFETY: the value's type says which union member it is; an inline scalar of that
         // type is read from the union's first bytes (as `read_value` reads it).
@@ -214,7 +214,7 @@ impl gds::jobdata::RegInfo for CInfo {
         (v != u32::MAX).then_some(v)
     }
 
-    fn check(&self) -> gds::Result<()> {
+    fn check(&self) -> rshm_gds::Result<()> {
         // SAFETY: the element is readable (the promise `reg_infos` was given); depth 2 is that
         // of a top-level array's elements, the ones the registration checks this way.
         unsafe { check_info(&self.0, 2, true) }.map_err(store_error)
@@ -249,7 +249,7 @@ impl gds::jobdata::RegInfo for CInfo {
 
     fn text(&self) -> Option<&str> {
         match self.bytes() {
-            Some(b) => gds::jobdata::register::text_of_bytes(b),
+            Some(b) => rshm_gds::jobdata::register::text_of_bytes(b),
             None => self.string(),
         }
     }
@@ -269,13 +269,13 @@ impl gds::jobdata::RegInfo for CInfo {
             | t::INT16 => {
                 // SAFETY: an inline scalar (no pointer is followed).
                 let v = unsafe { read_value(&self.0.value, 0) }.ok()?;
-                gds::jobdata::register::number(&v)
+                rshm_gds::jobdata::register::number(&v)
             }
             _ => None,
         }
     }
 
-    fn value(&self) -> gds::Result<std::borrow::Cow<'_, Value>> {
+    fn value(&self) -> rshm_gds::Result<std::borrow::Cow<'_, Value>> {
         // SAFETY: the element is readable (the promise `reg_infos` was given); `read_value`
         // checks what it follows and bounds nesting.
         unsafe { read_value(&self.0.value, 0) }

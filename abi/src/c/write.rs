@@ -5,9 +5,9 @@ use core::ffi::c_char;
 use core::mem::size_of;
 use core::ptr;
 
-use gds::packed_array as packed;
-use gds::value::{types as t, App, Coord, PData, Proc, Query, RegAttr};
-use gds::{ArchivedValue, Info, Value, ValueRef};
+use rshm_gds::packed_array as packed;
+use rshm_gds::value::{types as t, App, Coord, PData, Proc, Query, RegAttr};
+use rshm_gds::{ArchivedValue, Info, Value, ValueRef};
 
 use super::free::destruct_value;
 use super::strings::has_nul;
@@ -28,7 +28,9 @@ fn calloc_n<T>(n: usize) -> Result<*mut T, AbiError> {
 
 fn c_dup_str(s: &str) -> Result<*mut c_char, AbiError> {
     if has_nul(s.as_bytes()) {
-        return Err(AbiError::Store(gds::Error::Corrupt("string with a NUL")));
+        return Err(AbiError::Store(rshm_gds::Error::Corrupt(
+            "string with a NUL",
+        )));
     }
     // malloc, not calloc (see `alloc_stored`): every byte is written below.
     // SAFETY: malloc is sound for any size; the result is checked for NULL before use.
@@ -65,7 +67,7 @@ fn c_dup_bytes(b: &[u8]) -> Result<pmix_byte_object_t, AbiError> {
 fn c_packed(out: &mut pmix_data_array_t, elem_type: u16, bytes: &[u8]) -> Result<(), AbiError> {
     let w = packed::width(elem_type)
         .filter(|&w| Some(w) == elem_size(elem_type) && bytes.len().is_multiple_of(w))
-        .ok_or(AbiError::Store(gds::Error::Corrupt("packed array")))?;
+        .ok_or(AbiError::Store(rshm_gds::Error::Corrupt("packed array")))?;
     out.type_ = elem_type;
     let arr = calloc_n::<u8>(bytes.len())?;
     // SAFETY: `arr` has bytes.len() bytes.
@@ -136,7 +138,7 @@ fn c_app(out: &mut pmix_app_t, a: &App) -> Result<(), AbiError> {
 
 fn c_pdata(out: &mut pmix_pdata_t, d: &PData) -> Result<(), AbiError> {
     if d.key.len() >= KEY_BUF || has_nul(d.key.as_bytes()) {
-        return Err(AbiError::Store(gds::Error::Corrupt("pdata key")));
+        return Err(AbiError::Store(rshm_gds::Error::Corrupt("pdata key")));
     }
     out.proc_ = c_proc(&d.proc)?;
     for (o, &b) in out.key.iter_mut().zip(d.key.as_bytes()) {
@@ -152,7 +154,7 @@ fn c_query(out: &mut pmix_query_t, q: &Query) -> Result<(), AbiError> {
 
 fn c_regattr(out: &mut pmix_regattr_t, r: &RegAttr) -> Result<(), AbiError> {
     if r.key.len() >= KEY_BUF || has_nul(r.key.as_bytes()) {
-        return Err(AbiError::Store(gds::Error::Corrupt("regattr key")));
+        return Err(AbiError::Store(rshm_gds::Error::Corrupt("regattr key")));
     }
     for (d, &b) in out.string.iter_mut().zip(r.key.as_bytes()) {
         *d = b as c_char;
@@ -165,7 +167,7 @@ fn c_regattr(out: &mut pmix_regattr_t, r: &RegAttr) -> Result<(), AbiError> {
 fn nspace_buf(s: &str) -> Result<[c_char; NSPACE_BUF], AbiError> {
     let mut buf = [0 as c_char; NSPACE_BUF];
     if s.len() >= NSPACE_BUF {
-        return Err(AbiError::Store(gds::Error::Corrupt("nspace too long")));
+        return Err(AbiError::Store(rshm_gds::Error::Corrupt("nspace too long")));
     }
     for (d, &b) in buf.iter_mut().zip(s.as_bytes()) {
         *d = b as c_char;
@@ -227,7 +229,7 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
             | Value::StorPersist(u) => wr!(u64, *u),
             Value::StorAccessType(u) => wr!(
                 u16,
-                u16::try_from(*u).map_err(|_| AbiError::Store(gds::Error::Corrupt(
+                u16::try_from(*u).map_err(|_| AbiError::Store(rshm_gds::Error::Corrupt(
                     "storage access type wider than pmix_storage_access_type_t"
                 )))?
             ),
@@ -266,7 +268,7 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
                 let out = &mut *p.cast::<pmix_data_array_t>();
                 out.type_ = da.elem_type;
                 let size = elem_size(da.elem_type)
-                    .ok_or(AbiError::Store(gds::Error::Corrupt("data array type")))?;
+                    .ok_or(AbiError::Store(rshm_gds::Error::Corrupt("data array type")))?;
                 let arr = calloc_n::<u8>(size * da.items.len())?;
                 out.array = arr.cast();
                 for (i, item) in da.items.iter().enumerate() {
@@ -335,7 +337,7 @@ unsafe fn write_elem(v: &Value, p: *mut u8) -> Result<(), AbiError> {
 /// buffer's bytes after the key are left as they were (zero in a fresh info).
 pub fn write_info(out: &mut pmix_info_t, info: &Info) -> Result<(), AbiError> {
     if info.key.len() >= KEY_BUF {
-        return Err(AbiError::Store(gds::Error::Corrupt("key too long")));
+        return Err(AbiError::Store(rshm_gds::Error::Corrupt("key too long")));
     }
     for (d, &b) in out.key.iter_mut().zip(info.key.as_bytes()) {
         *d = b as c_char;
@@ -438,13 +440,13 @@ pub fn write_value(out: &mut pmix_value_t, v: &Value) -> Result<(), AbiError> {
         v,
         Value::Info(_) | Value::App(_) | Value::PData(_) | Value::Query(_)
     ) {
-        return Err(AbiError::Store(gds::Error::Corrupt(
+        return Err(AbiError::Store(rshm_gds::Error::Corrupt(
             "an info, app, pdata or query outside an array",
         )));
     }
     out.type_ = ty;
     let res = if boxed_in_value(ty) {
-        let size = elem_size(ty).ok_or(AbiError::Store(gds::Error::Corrupt("value type")))?;
+        let size = elem_size(ty).ok_or(AbiError::Store(rshm_gds::Error::Corrupt("value type")))?;
         calloc_n::<u8>(size).and_then(|inner| {
             out.data.ptr = inner.cast();
             // SAFETY: `inner` is a zeroed element of `ty`.

@@ -81,7 +81,7 @@ pub fn build(
             tool_dir,
             server_so: rel.join("librshm_server.so"),
             client_so: rel.join("librshm_client.so"),
-            preload_so: rel.join("librshm_preload.so"),
+            preload_so: rel.join("librshm_client_preload.so"),
             component_dir,
             server_preload_so: rel.join("librshm_server_preload.so"),
             pmix5,
@@ -112,11 +112,11 @@ pub fn build_tools_and_shims(root: &Path) -> Result<(PathBuf, PathBuf), String> 
         .args(["build", "-q", "--release", "--lib"])
         .args([
             "-p",
-            "server-shim",
+            "rshm-server",
             "-p",
-            "client-shim",
+            "rshm-client",
             "-p",
-            "rshm-preload",
+            "rshm-client-preload",
             "-p",
             "rshm-server-preload",
         ])

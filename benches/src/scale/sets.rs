@@ -167,7 +167,7 @@ pub fn main(a: SetsArgs, out: &Path) {
     let work = out.join("work");
     std::fs::create_dir_all(&work).expect("work directory");
     let server = rel.join("librshm_server.so").display().to_string();
-    let preload = rel.join("librshm_preload.so").display().to_string();
+    let preload = rel.join("librshm_client_preload.so").display().to_string();
     let n = a.clients;
     let mut failed = false;
     let mut table = format!(

@@ -9,8 +9,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use gds::modex::Scope;
 use rshm_benches::storm;
+use rshm_gds::modex::Scope;
 
 use super::report::fmt_bytes;
 

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)] // each test binary uses its own part
 
-use gds::{StoreOptions, Writer};
+use rshm_gds::{StoreOptions, Writer};
 
 /// A private base directory for stores in /dev/shm, removed on drop.
 pub fn base(prefix: &str) -> tempfile::TempDir {

@@ -4,10 +4,12 @@ use core::ffi::c_char;
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
-use abi::c::info_slice;
-use abi::get;
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, status::*};
-use abi::{ffi_or, ffi_void};
+use rshm_abi::c::info_slice;
+use rshm_abi::get;
+use rshm_abi::types::{
+    pmix_info_t, pmix_proc_t, pmix_query_t, pmix_status_t, pmix_value_t, status::*,
+};
+use rshm_abi::{ffi_or, ffi_void};
 use rshm_client::Outcome;
 
 use crate::{attached, counting, ANSWERED, PASSED};
@@ -137,7 +139,7 @@ fn next_fn(name: &core::ffi::CStr) -> Option<usize> {
 }
 
 /// `PMIx_Get_relative_locality`, interposed: two locality strings compared in the caller's
-/// thread without hwloc (`topo::relative_locality`), with libpmix 4.2.2's very answers,
+/// thread without hwloc (`rshm_topo::relative_locality`), with libpmix 4.2.2's very answers,
 /// statuses included: it returns `PMIX_ERR_TAKE_NEXT_OPTION` with the locality set when both
 /// strings are hwloc's, and without it when either is not; `PMIX_ERROR` for a tag it does not
 /// know. Before the store is attached, or with a NULL argument, libpmix answers.
@@ -160,10 +162,10 @@ pub unsafe extern "C" fn PMIx_Get_relative_locality(
                 )
             };
             if let (Ok(a), Ok(b)) = (a, b) {
-                let (status, loc) = match topo::relative_locality(a, b) {
+                let (status, loc) = match rshm_topo::relative_locality(a, b) {
                     Ok(l) => (PMIX_ERR_TAKE_NEXT_OPTION, Some(l)),
-                    Err(topo::RelativeError::NotHwloc) => (PMIX_ERR_TAKE_NEXT_OPTION, None),
-                    Err(topo::RelativeError::Unrecognized(l)) => (PMIX_ERROR, Some(l)),
+                    Err(rshm_topo::RelativeError::NotHwloc) => (PMIX_ERR_TAKE_NEXT_OPTION, None),
+                    Err(rshm_topo::RelativeError::Unrecognized(l)) => (PMIX_ERROR, Some(l)),
                 };
                 if let Some(l) = loc {
                     // SAFETY: checked non-NULL; the caller's pmix_locality_t.
@@ -203,8 +205,8 @@ pub unsafe extern "C" fn PMIx_Load_topology(topo: *mut pmix_topology_t) -> pmix_
         if let Some(src) = source.filter(|s| hwloc_source(*s)) {
             if let Some(t) = store_topology() {
                 if src.is_null() {
-                    // SAFETY: strdup of a static NUL-terminated string (topo::SOURCE ends in NUL).
-                    let s = unsafe { libc::strdup(topo::SOURCE.as_ptr().cast()) };
+                    // SAFETY: strdup of a static NUL-terminated string (rshm_topo::SOURCE ends in NUL).
+                    let s = unsafe { libc::strdup(rshm_topo::SOURCE.as_ptr().cast()) };
                     if s.is_null() {
                         return PMIX_ERR_NOMEM;
                     }
@@ -232,7 +234,7 @@ fn store_topology() -> Option<usize> {
         if !attached() {
             return 0;
         }
-        rshm_client::with_client(|c| c.hwloc_topology().map_err(abi::AbiError::Store))
+        rshm_client::with_client(|c| c.hwloc_topology().map_err(rshm_abi::AbiError::Store))
             .map_or(0, |p| p as usize)
     });
     (t != 0).then_some(t)

@@ -1,9 +1,9 @@
-//! `librshm_preload.so`: `LD_PRELOAD` it into an unmodified PMIx client and its `PMIx_Get` is
+//! `librshm_client_preload.so`: `LD_PRELOAD` it into an unmodified PMIx client and its `PMIx_Get` is
 //! answered from rshm's shared memory whenever the store can answer, and passed to the real
 //! `PMIx_Get` (the next definition, `dlsym(RTLD_NEXT)`) otherwise.
 //!
 //! When (docs/ffi.md): a store is announced (`$RSHM_STORE`) and attaches, the key and proc are
-//! not NULL, the directives parse, and the answer policy (`gds::jobdata::policy`,
+//! not NULL, the directives parse, and the answer policy (`rshm_gds::jobdata::policy`,
 //! docs/jobdata.md "Answer policy") does not pass the Get on: the store's value, or a NOT_FOUND
 //! the store settles. Everything else (no store, a namespace or value it does not hold, a scope
 //! error, PMIX_GET_REFRESH_CACHE, a required directive it does not know) goes to libpmix.
@@ -54,13 +54,15 @@ fn write_stats() {
 fn attached() -> bool {
     static ATTACHED: OnceLock<bool> = OnceLock::new();
     *ATTACHED.get_or_init(|| {
-        if std::env::var_os(abi::env::STORE).is_none() {
+        if std::env::var_os(rshm_abi::env::STORE).is_none() {
             return false;
         }
         // Store and identity from the environment.
         let res = rshm_client::attach(None, None);
         if let Err(e) = &res {
-            if abi::verbose::level("RSHM_MCA_client_preload_verbose", "RSHM_PRELOAD_VERBOSE") > 0 {
+            if rshm_abi::verbose::level("RSHM_MCA_client_preload_verbose", "RSHM_PRELOAD_VERBOSE")
+                > 0
+            {
                 eprintln!("rshm-preload: not attached ({}): {e}", e.status());
             }
         }

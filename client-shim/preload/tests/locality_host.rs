@@ -3,7 +3,7 @@
 //! 4.2.2 twice. Once plain, the host adding the PMIX_LOCALITY_STRING that libpmix generates
 //! (`PMIx_server_generate_locality_string`, as PRRTE registers it); once with the store
 //! written by server-shim with topology on (`rshm.topology`: it derives the strings itself)
-//! and the clients preloaded with librshm_preload.so. tools/pmix-host/locality-client prints
+//! and the clients preloaded with librshm_client_preload.so. tools/pmix-host/locality-client prints
 //! each local peer's locality string and cpuset, `PMIx_Get_relative_locality` of every pair
 //! (strings as stored and with the `hwloc:` prefix, statuses included) and what
 //! `PMIx_Load_topology` gives; both runs must print the same lines, and the second's Gets must

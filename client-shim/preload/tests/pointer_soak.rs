@@ -1,6 +1,6 @@
 //! PMIX_GET_POINTER_VALUES under the preload, over many generations: an unmodified libpmix
 //! client (tests/support/pointer_client.c, linked with -lpmix, started by tools/pmix-host's real
-//! PMIx server with `LD_PRELOAD=librshm_preload.so`) makes 100,000 pointer-mode Gets while the
+//! PMIx server with `LD_PRELOAD=librshm_client_preload.so`) makes 100,000 pointer-mode Gets while the
 //! store goes through 10,000 generations: this test, as the server, registers the job through
 //! server-shim and publishes new posted cards of 8 ranks each time the client reports it has read
 //! the previous ones. The client never releases what pointer mode hands out (it cannot: libpmix
@@ -25,7 +25,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use gds::Value;
+use rshm_gds::Value;
 use rshm_server::{PostedValue, Server, ServerOptions};
 
 /// The job: tools/pmix-host's 2-node job; the client is rank 0, on node001.
@@ -58,7 +58,7 @@ const STORE_GROWTH: usize = 4;
 /// allocator's slack.
 const RSS_GROWTH: u64 = 2 << 20;
 
-/// Build `librshm_preload.so` (the debug profile, as the other preload tests) with gds's test
+/// Build `librshm_client_preload.so` (the debug profile, as the other preload tests) with gds's test
 /// knobs (`RSHM_READER_RETIRE`) and return its path.
 fn preload_library() -> PathBuf {
     let root = pmixhost::repo_root();
@@ -69,10 +69,10 @@ fn preload_library() -> PathBuf {
             "build",
             "-q",
             "-p",
-            "rshm-preload",
+            "rshm-client-preload",
             "--lib",
             "--features",
-            "gds/test-knobs",
+            "rshm-gds/test-knobs",
         ])
         .status()
         .expect("cargo build");
@@ -81,7 +81,7 @@ fn preload_library() -> PathBuf {
         .map(PathBuf::from)
         .map(|p| if p.is_absolute() { p } else { root.join(p) })
         .unwrap_or_else(|| root.join("target"));
-    target.join("debug").join("librshm_preload.so")
+    target.join("debug").join("librshm_client_preload.so")
 }
 
 /// Compile tests/support/pointer_client.c against the system libpmix into `dir`.
@@ -134,7 +134,7 @@ fn cards(ns: &str, g: u32) -> Vec<PostedValue> {
             PostedValue {
                 nspace: ns.into(),
                 rank,
-                scope: gds::modex::Scope::Global as u8,
+                scope: rshm_gds::modex::Scope::Global as u8,
                 key: "test.card".into(),
                 value: Value::String(card),
             }
@@ -274,14 +274,14 @@ fn run(generations: u32, retire: bool) -> Run {
         ))
         .env("PMIX_MCA_gds", "hash")
         .env("LD_PRELOAD", &preload)
-        .env(gds::ENV_STORE, &store)
+        .env(rshm_gds::ENV_STORE, &store)
         .env("RSHM_PRELOAD_STATS", &stats)
-        .env_remove(gds::ENV_READER_RETIRE)
+        .env_remove(rshm_gds::ENV_READER_RETIRE)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     if !retire {
-        cmd.env(gds::ENV_READER_RETIRE, "off");
+        cmd.env(rshm_gds::ENV_READER_RETIRE, "off");
     }
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut job = Job(cmd.spawn().expect("start pmix-host"));

@@ -1,7 +1,7 @@
 //! The preloaded PMIx_Get against libpmix itself: tools/pmix-host runs the same job twice over
 //! Debian's real libpmix 4.2.2 (`PMIX_MCA_gds=hash`), once plain and once with the host also
 //! registering the job through server-shim (`--rshm`) and every client started with
-//! `LD_PRELOAD=librshm_preload.so`. The real clients ask the whole query corpus (every realm
+//! `LD_PRELOAD=librshm_client_preload.so`. The real clients ask the whole query corpus (every realm
 //! rule, posted cards, absent keys); each answer must equal libpmix's own, except the
 //! documented differences of gds/tests/support/differences.rs (where the standard's text shows
 //! OpenPMIx wrong; docs/jobdata.md), and each client must have been answered from the store.

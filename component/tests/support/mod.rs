@@ -64,7 +64,7 @@ pub fn component_dir() -> PathBuf {
     .clone()
 }
 
-/// Build `librshm_preload.so` (cargo, debug profile, the test's target dir) once and return it.
+/// Build `librshm_client_preload.so` (cargo, debug profile, the test's target dir) once and return it.
 pub fn preload_library() -> PathBuf {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
@@ -72,7 +72,7 @@ pub fn preload_library() -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let st = Command::new(cargo)
             .current_dir(&root)
-            .args(["build", "-q", "-p", "rshm-preload", "--lib"])
+            .args(["build", "-q", "-p", "rshm-client-preload", "--lib"])
             .status()
             .expect("cargo build");
         assert!(st.success(), "building rshm-preload failed");
@@ -80,7 +80,7 @@ pub fn preload_library() -> PathBuf {
             .map(PathBuf::from)
             .map(|p| if p.is_absolute() { p } else { root.join(p) })
             .unwrap_or_else(|| root.join("target"));
-        let lib = target.join("debug").join("librshm_preload.so");
+        let lib = target.join("debug").join("librshm_client_preload.so");
         assert!(lib.exists(), "{} not built", lib.display());
         lib
     })

@@ -20,14 +20,14 @@ pub mod synthetic;
 pub use facts::JobMeta;
 
 /// Table parts of job data (format.md section 5, `part`: parts are u32 chosen by the layers
-/// above the store; `gds::part` lists every layer's).
+/// above the store; `rshm_gds::part` lists every layer's).
 pub mod part {
     /// The namespace's data table.
     pub const DATA: u32 = 0;
     /// Resources not tied to a namespace ([`super::resources`]), under its own store name.
     pub const RESOURCES: u32 = 1;
     /// NUMA replicas of the namespace's data table: domain `d`'s is `DATA_REPLICAS + d`, for
-    /// `d` below 8 (`topo::numa`), byte-equal to part DATA, its pages on that domain.
+    /// `d` below 8 (`rshm_topo::numa`), byte-equal to part DATA, its pages on that domain.
     pub const DATA_REPLICAS: u32 = 8;
 }
 pub use policy::{decide, decide_in, Decision, Directives, Pass};

@@ -22,7 +22,7 @@ const LINEAR_KEYS: usize = 32;
 /// namespace's [`Posted`] in one pass ([`Posted::apply`]).
 ///
 /// ```
-/// # use gds::modex::{FenceBatch, Posted, Scope};
+/// # use rshm_gds::modex::{FenceBatch, Posted, Scope};
 /// let mut batch = FenceBatch::with_capacity(2, 128);
 /// batch.put_bytes(0, Scope::Global, "btl.tcp.card", &[0u8; 64]).unwrap();
 /// batch.put_bytes(1, Scope::Global, "btl.tcp.card", &[1u8; 64]).unwrap();

@@ -23,7 +23,7 @@ mod readback;
 pub use batch::FenceBatch;
 
 /// Table parts of posted data (format.md section 5, `part`: parts are u32 chosen by the
-/// layers above the store; `gds::part` lists every layer's). Posted tables are put as
+/// layers above the store; `rshm_gds::part` lists every layer's). Posted tables are put as
 /// packable (`Transaction::put_table_packable`).
 pub mod part {
     /// Data posted by the namespace's processes: fences, and commits once merged.

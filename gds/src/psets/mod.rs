@@ -26,7 +26,7 @@ use crate::writer::Transaction;
 pub use index::{IndexView, Member, Run};
 
 /// Table parts of process sets and groups (format.md section 5, `part`: parts are u32
-/// chosen by the layers above the store; `gds::part` lists every layer's).
+/// chosen by the layers above the store; `rshm_gds::part` lists every layer's).
 pub mod part {
     /// The process sets: the chunk list under the store name [`super::LIST_NAMESPACE`], and
     /// each chunk of sets under `rshm.psets.<id>`.

@@ -2,8 +2,10 @@
 
 #![allow(dead_code)]
 
-use gds::value::{types, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, Proc, ProcInfo};
-use gds::{StoreOptions, Value};
+use rshm_gds::value::{
+    types, Coord, Cpuset, DeviceDistance, Endpoint, Envar, Geometry, Proc, ProcInfo,
+};
+use rshm_gds::{StoreOptions, Value};
 
 /// One value of every storable `pmix_value_t` type (and nested arrays), with distinct contents.
 pub fn every_value() -> Vec<(&'static str, Value)> {
@@ -223,9 +225,9 @@ impl Rng {
 }
 
 /// A new store in a private directory (the directory goes when the first value is dropped).
-pub fn store() -> (tempfile::TempDir, gds::Writer) {
+pub fn store() -> (tempfile::TempDir, rshm_gds::Writer) {
     let base = base_dir();
-    let w = gds::Writer::create(opts(base.path())).unwrap();
+    let w = rshm_gds::Writer::create(opts(base.path())).unwrap();
     (base, w)
 }
 
@@ -243,13 +245,13 @@ pub fn wait_until(limit: std::time::Duration, done: impl Fn() -> bool) {
 /// store, dropping the directory removes everything.
 pub fn published(
     ns: &str,
-    table: &gds::TableBuilder,
-) -> (tempfile::TempDir, gds::Writer, gds::Reader) {
+    table: &rshm_gds::TableBuilder,
+) -> (tempfile::TempDir, rshm_gds::Writer, rshm_gds::Reader) {
     let base = base_dir();
-    let mut w = gds::Writer::create(opts(base.path())).unwrap();
+    let mut w = rshm_gds::Writer::create(opts(base.path())).unwrap();
     let mut tx = w.begin();
-    tx.put_table(ns, gds::part::DATA, table).unwrap();
+    tx.put_table(ns, rshm_gds::part::DATA, table).unwrap();
     tx.commit().unwrap();
-    let r = gds::Reader::attach(w.path()).unwrap();
+    let r = rshm_gds::Reader::attach(w.path()).unwrap();
     (base, w, r)
 }

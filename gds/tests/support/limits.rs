@@ -6,8 +6,8 @@
 
 use std::process::Command;
 
-use gds::jobdata;
-use gds::Info;
+use rshm_gds::jobdata;
+use rshm_gds::Info;
 
 /// The child's test name (set by the parent; the child runs the closure instead of spawning).
 const CHILD_ENV: &str = "RSHM_LIMITS_CHILD";

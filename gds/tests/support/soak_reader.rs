@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use gds::{part, Reader, Realm};
+use rshm_gds::{part, Reader, Realm};
 
 /// The role of a reader process: "busy" or "sleeper".
 pub const ENV_ROLE: &str = "RSHM_SOAK_ROLE";

@@ -4,7 +4,7 @@
 
 use core::ffi::{c_char, c_int};
 
-use abi::ffi_or;
+use rshm_abi::ffi_or;
 
 use crate::check;
 use crate::codes::*;
@@ -30,7 +30,7 @@ fn code(name: &str, body: impl FnOnce() -> Result<()>) -> c_int {
     match body() {
         Ok(()) => PMI2_SUCCESS,
         Err(e) => {
-            if abi::verbose::level("RSHM_MCA_pmi2_verbose", "RSHM_PMI2_VERBOSE") > 0 {
+            if rshm_abi::verbose::level("RSHM_MCA_pmi2_verbose", "RSHM_PMI2_VERBOSE") > 0 {
                 eprintln!("{name}: {e}");
             }
             e.code

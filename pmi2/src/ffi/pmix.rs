@@ -4,14 +4,14 @@
 use core::ffi::{c_char, c_int};
 use std::ffi::{CStr, CString};
 
-use abi::types::status::{PMIX_ERR_NOT_FOUND, PMIX_SUCCESS};
-use abi::types::{
+use rshm_abi::types::status::{PMIX_ERR_NOT_FOUND, PMIX_SUCCESS};
+use rshm_abi::types::{
     pmix_app_t, pmix_info_t, pmix_pdata_t, pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF,
     NSPACE_BUF,
 };
-pub use abi::types::{RANK_UNDEF, RANK_WILDCARD};
-use gds::modex::Scope;
-use gds::value::types::{BOOL as PMIX_BOOL, STRING as PMIX_STRING};
+pub use rshm_abi::types::{RANK_UNDEF, RANK_WILDCARD};
+use rshm_gds::modex::Scope;
+use rshm_gds::value::types::{BOOL as PMIX_BOOL, STRING as PMIX_STRING};
 
 use crate::codes::{Pmi2Error, Result, PMI2_ERR_INVALID_ARG};
 

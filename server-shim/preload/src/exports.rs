@@ -6,10 +6,12 @@
 use core::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
-use abi::c::{c_slice, c_str, fixed_str, info_slice, info_value, proc_ref, read_infos, reg_infos};
-use abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, status::*, NSPACE_BUF};
-use abi::{ffi_or, ffi_void};
-use gds::Info;
+use rshm_abi::c::{
+    c_slice, c_str, fixed_str, info_slice, info_value, proc_ref, read_infos, reg_infos,
+};
+use rshm_abi::types::{pmix_info_t, pmix_proc_t, pmix_status_t, status::*, NSPACE_BUF};
+use rshm_abi::{ffi_or, ffi_void};
+use rshm_gds::Info;
 
 /// `pmix_op_cbfunc_t`.
 type OpCb = Option<unsafe extern "C" fn(pmix_status_t, *mut c_void)>;
@@ -307,7 +309,7 @@ pub unsafe extern "C" fn PMIx_server_setup_fork(
                 for (name, value) in crate::client_env(ns, rank) {
                     // SAFETY: `env` holds NULL or a malloc'ed NULL-terminated array (the
                     // contract of setup_fork, which the real call just extended).
-                    if unsafe { abi::c::setenv_array(env, name, &value) }.is_err() {
+                    if unsafe { rshm_abi::c::setenv_array(env, name, &value) }.is_err() {
                         return;
                     }
                 }

@@ -16,7 +16,7 @@
 //!
 //! The real call always runs and its status is the caller's: a registration rshm cannot
 //! take (a form it does not read, a full filesystem) is only left out of the store, and the
-//! clients' preloaded `PMIx_Get` (`librshm_preload.so`) then asks libpmix, as it does for
+//! clients' preloaded `PMIx_Get` (`librshm_client_preload.so`) then asks libpmix, as it does for
 //! everything else libpmix alone holds (posted and fenced data). A set the store cannot take
 //! withdraws every set from the store for good: clients then ask libpmix (its host) for all of
 //! them, never an incomplete list. Nothing here links libpmix: the real functions are the next
@@ -33,8 +33,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
-use gds::jobdata::RegInfo;
-use gds::Info;
+use rshm_gds::jobdata::RegInfo;
+use rshm_gds::Info;
 use rshm_server::{Server, ServerOptions};
 
 /// The host's store, from `PMIx_server_init` to `PMIx_server_finalize`.
@@ -65,7 +65,7 @@ fn store() -> MutexGuard<'static, Option<Store>> {
 /// `RSHM_MCA_server_preload_verbose` > 0 (or the deprecated `RSHM_PRELOAD_VERBOSE` set): say on
 /// stderr what the store did and why a call was left out.
 fn log(msg: impl FnOnce() -> String) {
-    if abi::verbose::level("RSHM_MCA_server_preload_verbose", "RSHM_PRELOAD_VERBOSE") > 0 {
+    if rshm_abi::verbose::level("RSHM_MCA_server_preload_verbose", "RSHM_PRELOAD_VERBOSE") > 0 {
         eprintln!("rshm-server-preload[{}]: {}", std::process::id(), msg());
     }
 }
@@ -73,10 +73,10 @@ fn log(msg: impl FnOnce() -> String) {
 /// The keys of `PMIx_server_init`'s info array the store reads (`ServerOptions::from_infos`);
 /// the rest are the host's, and are not even converted.
 pub(crate) fn wanted_init_key(key: &str) -> bool {
-    use abi::types::keys::{PMIX_GRPID, PMIX_HOSTNAME, PMIX_USERID};
+    use rshm_abi::types::keys::{PMIX_GRPID, PMIX_HOSTNAME, PMIX_USERID};
     matches!(
         key,
-        abi::env::INFO_DIR | "pmix.srvr.tmpdir" | PMIX_USERID | PMIX_GRPID | PMIX_HOSTNAME
+        rshm_abi::env::INFO_DIR | "pmix.srvr.tmpdir" | PMIX_USERID | PMIX_GRPID | PMIX_HOSTNAME
     )
 }
 
@@ -158,7 +158,7 @@ pub(crate) fn pset(name: &str, members: Option<&[(&str, u32)]>) {
         Some(m) => s.server.define_pset(name, m),
         None => match s.server.delete_pset(name) {
             // Nothing to delete: the store already agrees.
-            Err(gds::Error::NotFound) => Ok(()),
+            Err(rshm_gds::Error::NotFound) => Ok(()),
             other => other,
         },
     };

@@ -36,7 +36,7 @@ fn preloads() -> (PathBuf, PathBuf) {
             "-p",
             "rshm-server-preload",
             "-p",
-            "rshm-preload",
+            "rshm-client-preload",
         ])
         .arg("--lib")
         .status()
@@ -49,7 +49,7 @@ fn preloads() -> (PathBuf, PathBuf) {
         .join("debug");
     (
         dir.join("librshm_server_preload.so"),
-        dir.join("librshm_preload.so"),
+        dir.join("librshm_client_preload.so"),
     )
 }
 

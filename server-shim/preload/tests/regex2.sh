@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The server preload under OpenPMIx 7.0 (Debian unstable's PRRTE 5, which registers
 # PMIX_NODE_MAP / PMIX_PROC_MAP as PMIX_REGEX2): the same 4-rank job plain and with
-# librshm_server_preload.so in mpirun and librshm_preload.so in the ranks. The preloaded run must
+# librshm_server_preload.so in mpirun and librshm_client_preload.so in the ranks. The preloaded run must
 # register the namespace in the store (the preload's verbose line), answer every job-level Get
 # of the ranks from it (RSHM_PRELOAD_STATS), and give the same answers as the plain run.
 # Root only (a Debian chroot, scripts/chroot.sh).
@@ -13,13 +13,13 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 target=${CARGO_TARGET_DIR:-target}
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
-cargo build --release -q -p rshm-preload -p rshm-server-preload
+cargo build --release -q -p rshm-client-preload -p rshm-server-preload
 bash scripts/chroot.sh build sid
 
 stage=$(mktemp -d /tmp/rshm-regex2.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 cp server-shim/preload/tests/c/job_probe.c "$target/release/librshm_server_preload.so" \
-  "$target/release/librshm_preload.so" "$stage/"
+  "$target/release/librshm_client_preload.so" "$stage/"
 cat >"$stage/inside.sh" <<'INSIDE'
 #!/bin/bash
 set -euo pipefail
@@ -30,7 +30,7 @@ run() { mpirun --allow-run-as-root --oversubscribe -n 4 "$@" ./job_probe; }
 run >plain.out
 mkdir stats
 env RSHM_PRELOAD_VERBOSE=1 LD_PRELOAD=/rshm/librshm_server_preload.so \
-  mpirun --allow-run-as-root --oversubscribe -n 4 -x LD_PRELOAD=/rshm/librshm_preload.so \
+  mpirun --allow-run-as-root --oversubscribe -n 4 -x LD_PRELOAD=/rshm/librshm_client_preload.so \
   -x RSHM_PRELOAD_STATS=/tmp/stats ./job_probe >pre.out 2>pre.err
 fail=0
 grep -q 'registered ' pre.err || { echo "FAIL: the server preload registered no namespace"; cat pre.err; fail=1; }

@@ -6,9 +6,9 @@ use core::ffi::c_char;
 
 use smallvec::SmallVec;
 
-use abi::c::{c_slice, c_str, proc_ref};
-use abi::types::{pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
-use abi::{ffi_status, AbiError};
+use rshm_abi::c::{c_slice, c_str, proc_ref};
+use rshm_abi::types::{pmix_proc_t, pmix_status_t, pmix_value_t, KEY_BUF};
+use rshm_abi::{ffi_status, AbiError};
 
 use super::{flushed, handle, lock, rshm_flushed_t, rshm_server_t, Read};
 use crate::server::PostedData;

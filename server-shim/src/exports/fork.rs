@@ -1,10 +1,10 @@
-//! `rshm_server_setup_fork`: the environment a server hands each client (`abi::env` names it).
+//! `rshm_server_setup_fork`: the environment a server hands each client (`rshm_abi::env` names it).
 
 use core::ffi::c_char;
 
-use abi::c::{proc_ref, setenv_array};
-use abi::types::{pmix_proc_t, pmix_status_t};
-use abi::{ffi_status, AbiError};
+use rshm_abi::c::{proc_ref, setenv_array};
+use rshm_abi::types::{pmix_proc_t, pmix_status_t};
+use rshm_abi::{ffi_status, AbiError};
 
 use super::{handle, lock, rshm_server_t};
 

@@ -3,9 +3,9 @@
 
 use core::ffi::c_char;
 
-use abi::c::{c_slice, c_str, proc_ref, read_infos};
-use abi::types::{pmix_byte_object_t, pmix_info_t, pmix_proc_t, pmix_status_t, NSPACE_BUF};
-use abi::{ffi_status, AbiError};
+use rshm_abi::c::{c_slice, c_str, proc_ref, read_infos};
+use rshm_abi::types::{pmix_byte_object_t, pmix_info_t, pmix_proc_t, pmix_status_t, NSPACE_BUF};
+use rshm_abi::{ffi_status, AbiError};
 
 use super::{handle, lock, rshm_server_t};
 
@@ -36,11 +36,11 @@ pub unsafe extern "C" fn rshm_server_define_pset(
                 c_slice(members, nmembers)?,
             )
         };
-        if procs.len() > gds::psets::MAX_MEMBERS {
+        if procs.len() > rshm_gds::psets::MAX_MEMBERS {
             return Err(AbiError::BadParam(format!(
                 "{} members, more than a set may have ({})",
                 procs.len(),
-                gds::psets::MAX_MEMBERS
+                rshm_gds::psets::MAX_MEMBERS
             )));
         }
         let members = procs
@@ -81,11 +81,11 @@ pub unsafe extern "C" fn rshm_server_define_psets(
         crate::server::psets::check_sets_per_call(sets.len())?;
         let mut all = Vec::with_capacity(sets.len());
         for p in sets {
-            if p.nmembers > gds::psets::MAX_MEMBERS {
+            if p.nmembers > rshm_gds::psets::MAX_MEMBERS {
                 return Err(AbiError::BadParam(format!(
                     "a set of {} members, more than a set may have ({})",
                     p.nmembers,
-                    gds::psets::MAX_MEMBERS
+                    rshm_gds::psets::MAX_MEMBERS
                 )));
             }
             // SAFETY: each set's name and members valid (caller contract).
@@ -188,7 +188,7 @@ pub unsafe extern "C" fn rshm_server_group_construct(
             // SAFETY: each a valid byte object (caller contract).
             .map(|bo| unsafe { bytes_of(bo) }.map(|b| b.map(<[u8]>::to_vec)))
             .collect::<Result<Vec<_>, _>>()?;
-        let group = gds::psets::groups::Group {
+        let group = rshm_gds::psets::groups::Group {
             members: members.iter().map(|(n, r)| ((*n).to_owned(), *r)).collect(),
             // SAFETY: NULL or a valid size_t (caller contract).
             context_id: unsafe { context_id.as_ref() }.map(|&c| c as u64),

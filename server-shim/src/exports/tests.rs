@@ -1,14 +1,14 @@
 //! Unit tests of the C ABI: calls through the exported functions, as C makes them.
 
 use super::*;
-use abi::types::status::*;
-use gds::{Info, Value};
+use rshm_abi::types::status::*;
+use rshm_gds::{Info, Value};
 
 /// A server on a fresh directory (kept alive by the returned TempDir).
 fn open() -> (tempfile::TempDir, *mut rshm_server_t) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let info = abi::c::c_info(&Info {
-        key: abi::env::INFO_DIR.into(),
+    let info = rshm_abi::c::c_info(&Info {
+        key: rshm_abi::env::INFO_DIR.into(),
         flags: 0,
         value: Value::String(dir.path().display().to_string()),
     })
@@ -32,19 +32,19 @@ fn a_panic_fails_only_its_own_call() {
     std::panic::set_hook(hook);
     assert_eq!(status, PMIX_ERROR);
     assert!(
-        abi::last_error().contains("panic caught"),
+        rshm_abi::last_error().contains("panic caught"),
         "{}",
-        abi::last_error()
+        rshm_abi::last_error()
     );
     // The lock the panic unwound through is usable: the next calls succeed.
-    assert_eq!(resources(), PMIX_SUCCESS, "{}", abi::last_error());
+    assert_eq!(resources(), PMIX_SUCCESS, "{}", rshm_abi::last_error());
     // SAFETY: `s` is open and not used again.
     assert_eq!(unsafe { rshm_server_close(s) }, PMIX_SUCCESS);
 }
 
 #[test]
 fn a_refused_value_is_withdrawn_so_the_older_one_is_no_longer_read() {
-    use gds::jobdata::TargetRank;
+    use rshm_gds::jobdata::TargetRank;
     let (_dir, s) = open();
     let mut proc = pmix_proc_t {
         nspace: [0; NSPACE_BUF],
@@ -54,17 +54,17 @@ fn a_refused_value_is_withdrawn_so_the_older_one_is_no_longer_read() {
         *d = *b as c_char;
     }
     let key = c"k";
-    let mut v1 = abi::c::zeroed_value();
-    abi::c::write_value(&mut v1, &Value::String("v1".into())).expect("value");
+    let mut v1 = rshm_abi::c::zeroed_value();
+    rshm_abi::c::write_value(&mut v1, &Value::String("v1".into())).expect("value");
     // A PMIX_DATA_BUFFER (65): a type the store does not hold.
-    let mut buffer = abi::c::zeroed_value();
+    let mut buffer = rshm_abi::c::zeroed_value();
     buffer.type_ = 65;
     let read = || {
         // SAFETY: `s` is an open handle; its path is a NUL-terminated string.
         let path = unsafe { std::ffi::CStr::from_ptr(rshm_server_path(s)) };
-        let r = gds::Reader::attach(std::path::Path::new(path.to_str().unwrap())).unwrap();
+        let r = rshm_gds::Reader::attach(std::path::Path::new(path.to_str().unwrap())).unwrap();
         let pin = r.pin();
-        gds::modex::find(&r, &pin, "ns", TargetRank::Rank(0), "k", |_| true, None)
+        rshm_gds::modex::find(&r, &pin, "ns", TargetRank::Rank(0), "k", |_| true, None)
             .map(|(v, _)| v.to_value())
     };
     let mut whole = true;
@@ -85,7 +85,7 @@ fn a_refused_value_is_withdrawn_so_the_older_one_is_no_longer_read() {
             PMIX_SUCCESS
         );
         assert!(!whole);
-        assert!(matches!(read(), Err(gds::Error::NotFound)));
+        assert!(matches!(read(), Err(rshm_gds::Error::NotFound)));
         assert_eq!(
             rshm_server_withdraw(s, &proc, key.as_ptr(), core::ptr::null_mut()),
             PMIX_SUCCESS
@@ -99,7 +99,7 @@ fn a_refused_value_is_withdrawn_so_the_older_one_is_no_longer_read() {
             rshm_server_withdraw_posted(s, core::ptr::null()),
             PMIX_ERR_BAD_PARAM
         );
-        abi::c::destruct_value(&mut v1);
+        rshm_abi::c::destruct_value(&mut v1);
         assert_eq!(rshm_server_close(s), PMIX_SUCCESS);
     }
 }
@@ -114,10 +114,10 @@ fn staged_values_are_published_by_one_flush_and_counted() {
     for (d, b) in proc.nspace.iter_mut().zip(b"ns") {
         *d = *b as c_char;
     }
-    let mut v = abi::c::zeroed_value();
-    abi::c::write_value(&mut v, &Value::String("v".into())).expect("value");
+    let mut v = rshm_abi::c::zeroed_value();
+    rshm_abi::c::write_value(&mut v, &Value::String("v".into())).expect("value");
     // A PMIX_DATA_BUFFER (65): a type the store does not hold.
-    let mut buffer = abi::c::zeroed_value();
+    let mut buffer = rshm_abi::c::zeroed_value();
     buffer.type_ = 65;
     let mut stats = rshm_server_stats_t::default();
     let mut flushed = rshm_flushed_t::default();
@@ -171,7 +171,7 @@ fn staged_values_are_published_by_one_flush_and_counted() {
             rshm_server_flush(core::ptr::null_mut(), &mut flushed),
             PMIX_ERR_BAD_PARAM
         );
-        abi::c::destruct_value(&mut v);
+        rshm_abi::c::destruct_value(&mut v);
         assert_eq!(rshm_server_close(s), PMIX_SUCCESS);
     }
 }

@@ -4,8 +4,8 @@
 //! in between (a server that forks its clients while they commit pays for every page it
 //! writes in between: docs/modex.md).
 
-use gds::modex::{Commit, PostedParts, Scope, SmallCommit};
-use gds::Result;
+use rshm_gds::modex::{Commit, PostedParts, Scope, SmallCommit};
+use rshm_gds::Result;
 
 use super::pending::{Flushed, Unpublished};
 use super::{PostedData, Server};

@@ -1,8 +1,8 @@
 //! Process groups (12.2): a construct's result, destruct, join and leave, each published as one
 //! generation of the group index and the group's own table (docs/psets-groups.md "Groups").
 
-use gds::psets::groups::{self, Change, Group, Groups};
-use gds::{part, Result};
+use rshm_gds::psets::groups::{self, Change, Group, Groups};
+use rshm_gds::{part, Result};
 
 use super::Server;
 

@@ -4,8 +4,8 @@
 
 use std::collections::HashSet;
 
-use gds::modex::{FenceBatch, PostedParts, Scope, Staged as Change};
-use gds::{Error, Result};
+use rshm_gds::modex::{FenceBatch, PostedParts, Scope, Staged as Change};
+use rshm_gds::{Error, Result};
 
 use super::{PostedData, PostedValue, Server, Withdrawn};
 

@@ -2,8 +2,8 @@
 //! `PMIx_server_delete_process_set`, 17.2.19-20): each change published as one generation of the
 //! set table (docs/psets-groups.md).
 
-use gds::psets::{self, Registry};
-use gds::{Error, Result};
+use rshm_gds::psets::{self, Registry};
+use rshm_gds::{Error, Result};
 
 use super::Server;
 

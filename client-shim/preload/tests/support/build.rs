@@ -25,11 +25,11 @@ pub fn libraries_and_client() -> (PathBuf, PathBuf, PathBuf) {
             "build",
             "-q",
             "-p",
-            "server-shim",
+            "rshm-server",
             "-p",
-            "rshm-preload",
+            "rshm-client-preload",
             "-p",
-            "client-shim",
+            "rshm-client",
             "-p",
             "rshm-server-preload",
             "--lib",
@@ -44,7 +44,7 @@ pub fn libraries_and_client() -> (PathBuf, PathBuf, PathBuf) {
     let dir = target.join("debug");
     (
         dir.join("librshm_server.so"),
-        dir.join("librshm_preload.so"),
+        dir.join("librshm_client_preload.so"),
         dir.join("librshm_client.so"),
     )
 }

@@ -1,8 +1,8 @@
 //! Canonical answer text: one of our values printed exactly as pmix-client prints an OpenPMIx
 //! value, so answers compare as strings.
 
-use gds::value::types;
-use gds::Value;
+use rshm_gds::value::types;
+use rshm_gds::Value;
 
 use super::{
     RANK_INVALID, RANK_LOCAL_NODE, RANK_LOCAL_PEERS, RANK_UNDEF, RANK_WILDCARD, STATUS_STRINGS,

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use gds::jobdata::query::Qualifiers;
+use rshm_gds::jobdata::query::Qualifiers;
 
 use super::registration::split_token;
 use super::{tool_dir, RANK_UNDEF, RANK_WILDCARD};

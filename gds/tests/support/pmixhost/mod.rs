@@ -8,7 +8,7 @@
 //! - [`build`]: `make -s -C tools/pmix-host`.
 //! - [`run_job`]: run a job file + query corpus under OpenPMIx; returns the exact registration
 //!   (`--dump-registration`, see [`read_registration`]) and the answer lines ([`Answer`]).
-//! - [`read_corpus`]: the corpus queries as [`CorpusQuery`] (key strings + [`Qualifiers`](gds::jobdata::query::Qualifiers)).
+//! - [`read_corpus`]: the corpus queries as [`CorpusQuery`] (key strings + [`Qualifiers`](rshm_gds::jobdata::query::Qualifiers)).
 //! - [`canonical`]: the canonical answer text of one of our values, exactly as `pmix-client`
 //!   prints an OpenPMIx value (type name from `PMIx_Data_type_string`, value text from
 //!   `common.c`), so answers compare as strings.
@@ -33,7 +33,7 @@ mod tool;
 pub use self::{answers::*, canonical::*, corpus::*, names::*, registration::*, run::*, tool::*};
 
 /// `PMIX_RANK_*` special values (pmix_common.h): gds's, and those only the corpora name.
-pub use gds::jobdata::query::{RANK_UNDEF, RANK_WILDCARD};
+pub use rshm_gds::jobdata::query::{RANK_UNDEF, RANK_WILDCARD};
 pub const RANK_LOCAL_NODE: u32 = u32::MAX - 2;
 pub const RANK_INVALID: u32 = u32::MAX - 3;
 pub const RANK_LOCAL_PEERS: u32 = u32::MAX - 4;

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use gds::value::types;
-use gds::{Info, Value};
+use rshm_gds::value::types;
+use rshm_gds::{Info, Value};
 
 use super::{RANK_INVALID, RANK_LOCAL_NODE, RANK_LOCAL_PEERS, RANK_UNDEF, RANK_WILDCARD};
 
@@ -178,7 +178,7 @@ fn parse_scalar(ty: &str, text: &str) -> Result<Value, String> {
         "PMIX_PROC_RANK" => Value::ProcRank(parse_rank_text(text)?),
         "PMIX_PROC" => {
             let (ns, r) = text.rsplit_once(':').ok_or("proc is not nspace:rank")?;
-            Value::Proc(gds::value::Proc {
+            Value::Proc(rshm_gds::value::Proc {
                 nspace: ns.to_string(),
                 rank: parse_rank_text(r)?,
             })

@@ -56,7 +56,7 @@ pub fn make_locked(lock: &str, dir: &Path, args: &[String]) {
 }
 
 /// The lock file of the builds of `component/` (the gds component), for [`make_locked`].
-pub const COMPONENT_BUILD_LOCK: &str = "rshm-gds-component-build.lock";
+pub const COMPONENT_BUILD_LOCK: &str = "rshm-component-build.lock";
 
 /// Build pmix-host and pmix-client (`make -s -C tools/pmix-host`) and return the tool directory.
 /// Panics with make's output if the build fails. Concurrent callers (test threads, test

@@ -20,9 +20,9 @@ use core::ffi::{c_char, c_void};
 use std::ffi::CString;
 use std::sync::OnceLock;
 
-use abi::c::{fixed_str, info_slice};
-use abi::types::{pmix_data_array_t, pmix_info_t, pmix_regex2_t, pmix_status_t};
-use gds::value::types as t;
+use rshm_abi::c::{fixed_str, info_slice};
+use rshm_abi::types::{pmix_data_array_t, pmix_info_t, pmix_regex2_t, pmix_status_t};
+use rshm_gds::value::types as t;
 
 /// `PMIx_Data_decompress` (pmix.h).
 type DecompressFn = unsafe extern "C" fn(*const u8, usize, *mut *mut u8, *mut usize) -> bool;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Get time with and without the preloads under a real launcher: the same one-node job (NP
-# ranks, default 4) run plain and with librshm_server_preload.so in mpirun and librshm_preload.so
+# ranks, default 4) run plain and with librshm_server_preload.so in mpirun and librshm_client_preload.so
 # in the ranks; prints, per key kind, the median over ranks of each rank's p50 per Get, then
 # init time and memory. Not a test: numbers for docs/performance.md.
 #
@@ -21,7 +21,7 @@ esac
 args=(--allow-run-as-root --oversubscribe -np "$np" --bind-to none)
 "$mpirun" "${args[@]}" "$out/pmix-client" "$here/corpus-bench.txt" >"$out/bench.plain"
 LD_PRELOAD="$target/release/librshm_server_preload.so" \
-  "$mpirun" "${args[@]}" -x LD_PRELOAD="$target/release/librshm_preload.so" \
+  "$mpirun" "${args[@]}" -x LD_PRELOAD="$target/release/librshm_client_preload.so" \
   "$out/pmix-client" "$here/corpus-bench.txt" >"$out/bench.rshm"
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "-") }'; }

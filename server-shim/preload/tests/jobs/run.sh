@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The server preload under a real launcher: each job runs twice on one node, plain and with
 # librshm_server_preload.so in the launcher (LD_PRELOAD on mpirun, which hosts the PMIx server)
-# and librshm_preload.so in the ranks (-x LD_PRELOAD). Checks, for each job:
+# and librshm_client_preload.so in the ranks (-x LD_PRELOAD). Checks, for each job:
 #   - the answers are the same (sorted output lines; the mapping lines apart);
 #   - in the preloaded run every client answered job data from the store (RSHM_PRELOAD_STATS:
 #     "answered"; the PMIx client: at least its corpus's Gets above the process realm) and passed the cards on
@@ -21,9 +21,9 @@ here=server-shim/preload/tests/jobs
 out="$target/server-preload-jobs/$stack"
 mkdir -p "$out"
 
-cargo build --release -q -p rshm-preload -p rshm-server-preload
+cargo build --release -q -p rshm-client-preload -p rshm-server-preload
 server_preload="$target/release/librshm_server_preload.so"
-client_preload="$target/release/librshm_preload.so"
+client_preload="$target/release/librshm_client_preload.so"
 
 case "$stack" in
   wheel)
