@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Test binaries of (package, test target): built once, then run under memcheck.
-targets=("gds corrupt" "gds fuzz" "gds format_checks" "rshm-abi malformed" "rshm-abi value_types")
+targets=("rshm-gds corrupt" "rshm-gds fuzz" "rshm-gds format_checks" "rshm-abi malformed" "rshm-abi value_types")
 exes=()
 for t in "${targets[@]}"; do
   set -- $t
